@@ -1,0 +1,65 @@
+# zns-mysql: MySQL/MyRocks on ZNS SSDs through ZenFS, on Kubernetes.
+#
+#   make demo    set up and run the main job (see README)
+#   make test    everything CI runs: generated-file drift, vet, unit, real-MariaDB and envtest suites
+#
+# Tool versions are pinned in versions.mk; tools are built from the Go module proxy into a cache that
+# survives between runs on the same machine ($(ZNS_CACHE_DIR)) but is rebuilt when missing.
+
+include versions.mk
+
+SHELL := /usr/bin/env bash -o pipefail
+.SHELLFLAGS := -ec
+.DEFAULT_GOAL := help
+
+ZNS_CACHE_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/zns-mysql
+export ZNS_CACHE_DIR
+TOOLS_DIR := $(ZNS_CACHE_DIR)/tools
+CONTROLLER_GEN := $(TOOLS_DIR)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
+GO_TEST_FLAGS ?= -count=1
+GO_PACKAGES := ./...
+
+.PHONY: help
+help: ## Show the targets.
+	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*##/ {printf "  %-18s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+$(CONTROLLER_GEN):
+	@mkdir -p $(TOOLS_DIR)
+	@echo "building controller-gen $(CONTROLLER_TOOLS_VERSION) (once; cached in $(TOOLS_DIR))"
+	@tmp=$$(mktemp -d) && GOBIN=$$tmp go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_TOOLS_VERSION) && mv $$tmp/controller-gen $@ && rmdir $$tmp
+
+.PHONY: generate
+generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code, CRDs and RBAC from the API types and markers.
+	$(CONTROLLER_GEN) object paths=./operator/api/...
+	$(CONTROLLER_GEN) crd rbac:roleName=manager-role paths=./operator/... \
+		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+
+.PHONY: check-generate
+check-generate: generate ## Fail when generated files differ from what is committed (or are untracked).
+	@if [ -n "$$(git status --porcelain -- operator/api config/crd config/rbac/role.yaml)" ]; then \
+		echo "generated files drifted from the sources; run 'make generate' and commit:"; \
+		git status --porcelain -- operator/api config/crd config/rbac/role.yaml; git --no-pager diff --stat; exit 1; fi
+	@echo "generated files are in sync"
+
+.PHONY: fmt-check
+fmt-check: ## Fail on files gofmt would change.
+	@out=$$(gofmt -l operator test); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+.PHONY: vet
+vet: ## go vet every package.
+	go vet $(GO_PACKAGES)
+
+.PHONY: envtest-assets
+envtest-assets: ## Build (once, cached) kube-apiserver and etcd for envtest.
+	@hack/envtest-assets.sh >/dev/null
+
+.PHONY: build
+build: ## Build the operator and helper binaries into bin/.
+	CGO_ENABLED=0 go build -o bin/ ./operator/cmd/...
+
+.PHONY: test
+test: check-generate fmt-check vet ## The README's test command: everything CI runs.
+	@assets=$$(hack/envtest-assets.sh) && \
+		echo "KUBEBUILDER_ASSETS=$$assets" && \
+		go build -o $(TOOLS_DIR)/testsummary ./hack/testsummary && \
+		KUBEBUILDER_ASSETS=$$assets go test -json $(GO_TEST_FLAGS) $(GO_PACKAGES) 2>&1 | tee $(ZNS_CACHE_DIR)/last-test.json | $(TOOLS_DIR)/testsummary

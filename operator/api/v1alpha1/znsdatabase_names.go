@@ -1,0 +1,136 @@
+package v1alpha1
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strings"
+)
+
+// Label keys the operator puts on every object it creates, shared by the controller, tests and e2e.
+const (
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	LabelName      = "app.kubernetes.io/name"
+	LabelInstance  = "app.kubernetes.io/instance"
+	LabelComponent = "app.kubernetes.io/component"
+	// AnnotationOwner names the ZNSDatabase ("<namespace>/<name>") on cluster-scoped objects, which cannot
+	// carry an owner reference to a namespaced owner.
+	AnnotationOwner = "zns-mysql.dev/owner"
+
+	ManagedByValue = "zns-mysql-operator"
+	AppNameValue   = "mysql"
+)
+
+// Paths inside the MySQL pod.
+const (
+	MySQLPort       = 3306
+	ConfigDir       = "/etc/zns-mysql"
+	ConfigFileName  = "my.cnf"
+	DataMountPath   = "/var/lib/mysql"
+	DataDir         = DataMountPath + "/data"
+	ZenFSAuxDir     = DataMountPath + "/zenfs-aux"
+	RunDir          = "/var/run/mysqld"
+	SocketPath      = RunDir + "/mysqld.sock"
+	PidFilePath     = RunDir + "/mysqld.pid"
+	RootPasswordKey = "password"
+)
+
+// IsZoned reports whether the database stores its data on a zoned device.
+func (db *ZNSDatabase) IsZoned() bool {
+	return db.Spec.Storage.ZonedDevice != nil || db.Spec.Storage.ZonedClaim != nil
+}
+
+// ZonedDeviceName is the kernel name of the zoned device, "" for a conventional volume.
+func (db *ZNSDatabase) ZonedDeviceName() string {
+	switch {
+	case db.Spec.Storage.ZonedDevice != nil:
+		return db.Spec.Storage.ZonedDevice.DeviceName
+	case db.Spec.Storage.ZonedClaim != nil:
+		return db.Spec.Storage.ZonedClaim.DeviceName
+	}
+	return ""
+}
+
+// DevicePath is where the pod sees the zoned device: the host's own path, as ZenFS requires.
+func (db *ZNSDatabase) DevicePath() string {
+	if name := db.ZonedDeviceName(); name != "" {
+		return "/dev/" + name
+	}
+	return ""
+}
+
+// StatefulSetName is the name of the StatefulSet, its Service and the prefix of its pods.
+func (db *ZNSDatabase) StatefulSetName() string { return db.Name + "-mysql" }
+
+// ServiceName is the Service in front of mysqld.
+func (db *ZNSDatabase) ServiceName() string { return db.StatefulSetName() }
+
+// PodName is the only pod of the StatefulSet.
+func (db *ZNSDatabase) PodName() string { return db.StatefulSetName() + "-0" }
+
+// ConfigMapPrefix is the prefix of the my.cnf ConfigMap; a content hash follows it.
+func (db *ZNSDatabase) ConfigMapPrefix() string { return db.Name + "-mycnf-" }
+
+// GeneratedSecretName is the Secret the operator creates when the user names none.
+func (db *ZNSDatabase) GeneratedSecretName() string { return db.Name + "-root" }
+
+// RootSecretName is the Secret holding the root password.
+func (db *ZNSDatabase) RootSecretName() string {
+	if db.Spec.RootPasswordSecretName != "" {
+		return db.Spec.RootPasswordSecretName
+	}
+	return db.GeneratedSecretName()
+}
+
+// PreflightJobName is the read-only Job that inspects the zoned device before anything may write to it.
+func (db *ZNSDatabase) PreflightJobName() string { return db.Name + "-preflight" }
+
+// DataClaimTemplateName is the StatefulSet's volume claim template for the datadir; the claim is named
+// "<template>-<pod>".
+const DataClaimTemplateName = "data"
+
+// DataClaimName is the datadir claim the StatefulSet creates.
+func (db *ZNSDatabase) DataClaimName() string { return DataClaimTemplateName + "-" + db.PodName() }
+
+// DeviceClaimName is the Block claim of the zoned device.
+func (db *ZNSDatabase) DeviceClaimName() string {
+	if db.Spec.Storage.ZonedClaim != nil {
+		return db.Spec.Storage.ZonedClaim.ClaimName
+	}
+	return db.Name + "-zoned"
+}
+
+// DevicePVName is the local PersistentVolume of a zonedDevice. It is derived from node and device alone, so
+// two databases claiming the same device collide on it even across namespaces.
+func DevicePVName(node, device string) string {
+	sum := sha256.Sum256([]byte(node + "/" + device))
+	base := fmt.Sprintf("zns-%s-%s", strings.ReplaceAll(node, ".", "-"), device)
+	if len(base) > 50 {
+		base = base[:50]
+	}
+	return strings.TrimRight(base, "-") + "-" + hex.EncodeToString(sum[:])[:8]
+}
+
+// OwnerAnnotationValue identifies a database on cluster-scoped objects.
+func (db *ZNSDatabase) OwnerAnnotationValue() string { return db.Namespace + "/" + db.Name }
+
+// Endpoint is host:port of the Service.
+func (db *ZNSDatabase) Endpoint() string {
+	return fmt.Sprintf("%s.%s.svc:%d", db.ServiceName(), db.Namespace, MySQLPort)
+}
+
+// SelectorLabels select the pods of the database.
+func (db *ZNSDatabase) SelectorLabels() map[string]string {
+	return map[string]string{
+		LabelName:      AppNameValue,
+		LabelInstance:  db.Name,
+		LabelManagedBy: ManagedByValue,
+	}
+}
+
+// Labels for a child with the given component.
+func (db *ZNSDatabase) Labels(component string) map[string]string {
+	l := db.SelectorLabels()
+	l[LabelComponent] = component
+	return l
+}

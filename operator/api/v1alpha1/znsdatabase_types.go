@@ -1,0 +1,344 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Engine is the MySQL storage engine that holds the benchmark tables.
+// +kubebuilder:validation:Enum=rocksdb;innodb
+type Engine string
+
+const (
+	// EngineRocksDB is MyRocks: MySQL on RocksDB, the only engine that can use a zoned device (through ZenFS).
+	EngineRocksDB Engine = "rocksdb"
+	// EngineInnoDB is MySQL's default engine, for the conventional comparison stack.
+	EngineInnoDB Engine = "innodb"
+)
+
+// Profile selects one of the two mysqld configurations of the benchmark methodology.
+// +kubebuilder:validation:Enum=workload;bulkload
+type Profile string
+
+const (
+	// ProfileWorkload is the normal configuration: RocksDB bulk load off, binary log on.
+	ProfileWorkload Profile = "workload"
+	// ProfileBulkLoad is for loading data only: RocksDB bulk load on, binary log off. Ordinary sessions
+	// lose rows silently while it is on, so it must never be left on for a workload.
+	ProfileBulkLoad Profile = "bulkload"
+)
+
+// Flavor is the MySQL server distribution inside the image; option names differ between them.
+// +kubebuilder:validation:Enum=percona;mariadb
+type Flavor string
+
+const (
+	// FlavorPercona is Percona Server for MySQL 8.0 with MyRocks built with ZenFS: the product.
+	FlavorPercona Flavor = "percona"
+	// FlavorMariaDB is MariaDB 10.11 with MyRocks from Debian's packages: a stand-in for tests; it has no ZenFS.
+	FlavorMariaDB Flavor = "mariadb"
+)
+
+// FormatPolicy says when the operator may create a ZenFS file system on a zoned device.
+// +kubebuilder:validation:Enum=IfNeeded;Never
+type FormatPolicy string
+
+const (
+	// FormatIfNeeded formats only an empty device that holds no ZenFS. A device holding ZenFS is kept as it
+	// is; a device holding anything else is refused.
+	FormatIfNeeded FormatPolicy = "IfNeeded"
+	// FormatNever never formats: the device must already hold ZenFS.
+	FormatNever FormatPolicy = "Never"
+)
+
+// ZNSDatabase is one MySQL server bound to storage: a raw zoned block device formatted with ZenFS and used
+// by MyRocks, or a conventional filesystem volume for the comparison stacks.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=znsdb,categories=zns-mysql
+// +kubebuilder:printcolumn:name="Engine",type=string,JSONPath=`.spec.engine`
+// +kubebuilder:printcolumn:name="Storage",type=string,JSONPath=`.status.storage`
+// +kubebuilder:printcolumn:name="Profile",type=string,JSONPath=`.spec.profile`
+// +kubebuilder:printcolumn:name="Available",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].status`
+// +kubebuilder:printcolumn:name="Endpoint",type=string,JSONPath=`.status.endpoint`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].reason`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type ZNSDatabase struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   ZNSDatabaseSpec   `json:"spec"`
+	Status ZNSDatabaseStatus `json:"status,omitempty"`
+}
+
+// ZNSDatabaseSpec is what the user asks for.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.storage.volume) || !has(self.engine) || self.engine == 'rocksdb'",message="a zoned device can only be used by the rocksdb engine (MyRocks through ZenFS); use storage.volume for innodb"
+type ZNSDatabaseSpec struct {
+	// Storage is where the data lives: exactly one of zonedDevice, zonedClaim or volume. It cannot be changed
+	// after creation: moving a database to other storage is a new database.
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="storage is immutable"
+	Storage StorageSpec `json:"storage"`
+
+	// Engine is the storage engine of the tables: rocksdb (MyRocks) or innodb. Default: rocksdb.
+	// +kubebuilder:default=rocksdb
+	// +optional
+	Engine Engine `json:"engine,omitempty"`
+
+	// Flavor is the MySQL distribution in the image: percona (the product) or mariadb (a test stand-in
+	// without ZenFS). Default: percona.
+	// +kubebuilder:default=percona
+	// +optional
+	Flavor Flavor `json:"flavor,omitempty"`
+
+	// Profile selects the mysqld configuration: workload (bulk load off, binary log on) or bulkload (bulk load
+	// on, binary log off: for loading data only, ordinary sessions lose rows with it). Changing it restarts
+	// mysqld. Default: workload.
+	// +kubebuilder:default=workload
+	// +optional
+	Profile Profile `json:"profile,omitempty"`
+
+	// Image is the MySQL server image. Default: the operator's image for the chosen flavor.
+	// +optional
+	Image string `json:"image,omitempty"`
+
+	// Config holds mysqld options that override the generated ones, keyed by option name (dashes and
+	// underscores are equivalent). Paths, the port, the ZenFS URI, bulk load and the binary log switch are
+	// set by the operator and cannot be overridden.
+	// +optional
+	Config map[string]string `json:"config,omitempty"`
+
+	// Resources of the mysqld container. The memory limit sizes the RocksDB block cache and memtables (or the
+	// InnoDB buffer pool); without one the generator assumes 2Gi. Less than 512Mi is refused.
+	// +optional
+	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// RootPasswordSecretName names a Secret in the same namespace whose key "password" holds the root
+	// password. When empty the operator creates "<name>-root" with a random password; that Secret is kept
+	// when the ZNSDatabase is deleted, like the data volume it opens.
+	// +optional
+	RootPasswordSecretName string `json:"rootPasswordSecretName,omitempty"`
+
+	// ZenFS controls how the zoned device is formatted. Ignored for storage.volume.
+	// +kubebuilder:default={}
+	// +optional
+	ZenFS ZenFSSpec `json:"zenfs,omitempty"`
+
+	// DataVolume is the filesystem volume for the MySQL datadir (data dictionary, binary logs, RocksDB logs)
+	// and the ZenFS aux directory when the data itself is on a zoned device. Ignored for storage.volume, which
+	// holds the datadir itself. It cannot be changed after creation (StatefulSet claim templates are immutable).
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="dataVolume is immutable"
+	// +optional
+	DataVolume DataVolumeSpec `json:"dataVolume,omitempty"`
+
+	// DeviceGroupID is a supplemental group added to the pod so that the non-root mysqld can open the raw
+	// device when the host device node is group-accessible (usually root:disk 0660; disk is gid 6 on Debian
+	// and Ubuntu). Not needed when the container runtime sets device ownership from the security context.
+	// Default: 6.
+	// +kubebuilder:default=6
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	DeviceGroupID *int64 `json:"deviceGroupID,omitempty"`
+}
+
+// StorageSpec chooses the storage of a database.
+//
+// +kubebuilder:validation:XValidation:rule="(has(self.zonedDevice) ? 1 : 0) + (has(self.zonedClaim) ? 1 : 0) + (has(self.volume) ? 1 : 0) == 1",message="exactly one of zonedDevice, zonedClaim or volume must be set"
+type StorageSpec struct {
+	// ZonedDevice is a raw zoned block device on a node. The operator creates a local PersistentVolume in
+	// Block mode pinned to that node and a claim bound to it.
+	// +optional
+	ZonedDevice *ZonedDeviceSource `json:"zonedDevice,omitempty"`
+
+	// ZonedClaim is an existing PersistentVolumeClaim in Block mode, bound to a zoned device.
+	// +optional
+	ZonedClaim *ZonedClaimSource `json:"zonedClaim,omitempty"`
+
+	// Volume is a conventional filesystem volume (MyRocks or InnoDB on XFS/ext4).
+	// +optional
+	Volume *VolumeSource `json:"volume,omitempty"`
+}
+
+// ZonedDeviceSource names a zoned block device by node and kernel name.
+type ZonedDeviceSource struct {
+	// NodeName is the node that has the device.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	NodeName string `json:"nodeName"`
+
+	// DeviceName is the kernel name of the device, without /dev/ (for example nullb0 or nvme0n2). ZenFS opens
+	// /dev/<name> and reads /sys/block/<name>, so the pod sees the device under the same name. Partitions are
+	// not allowed: host-managed drives ignore them.
+	// +kubebuilder:validation:Pattern=`^[a-z][a-z0-9]*$`
+	// +kubebuilder:validation:MaxLength=32
+	DeviceName string `json:"deviceName"`
+}
+
+// ZonedClaimSource is an existing Block-mode claim bound to a zoned device.
+type ZonedClaimSource struct {
+	// ClaimName is the PersistentVolumeClaim in the database's namespace. It must have volumeMode Block.
+	// +kubebuilder:validation:MinLength=1
+	ClaimName string `json:"claimName"`
+
+	// DeviceName is the kernel name of the device behind the claim on its node; the pod sees the device at
+	// /dev/<deviceName> because ZenFS requires the host's name.
+	// +kubebuilder:validation:Pattern=`^[a-z][a-z0-9]*$`
+	// +kubebuilder:validation:MaxLength=32
+	DeviceName string `json:"deviceName"`
+}
+
+// VolumeSource is a filesystem volume claimed from a storage class.
+type VolumeSource struct {
+	// StorageClassName of the claim. Default: the cluster's default storage class.
+	// +optional
+	StorageClassName *string `json:"storageClassName,omitempty"`
+
+	// Size of the volume. Default: 10Gi.
+	// +kubebuilder:default="10Gi"
+	// +optional
+	Size resource.Quantity `json:"size,omitempty"`
+}
+
+// ZenFSSpec controls formatting of the zoned device.
+type ZenFSSpec struct {
+	// FormatPolicy is IfNeeded (format an empty device that holds no ZenFS; keep an existing ZenFS; refuse a
+	// device holding anything else) or Never (the device must already hold ZenFS). Default: IfNeeded.
+	// +kubebuilder:default=IfNeeded
+	// +optional
+	FormatPolicy FormatPolicy `json:"formatPolicy,omitempty"`
+
+	// ReformatToken, when set to a value not applied before, re-formats the device once, DESTROYING ALL DATA
+	// on it; the applied value is recorded in the aux directory so that restarts do not format again. Use a
+	// fresh value (for example a date) for each deliberate re-format.
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	ReformatToken string `json:"reformatToken,omitempty"`
+
+	// FinishThreshold is ZenFS's --finish_threshold in percent: a zone with less free capacity than this is
+	// finished early. Default: 0 (ZenFS's own default).
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	FinishThreshold int32 `json:"finishThreshold,omitempty"`
+}
+
+// DataVolumeSpec is the filesystem volume for the datadir.
+type DataVolumeSpec struct {
+	// StorageClassName of the claim. Default: the cluster's default storage class.
+	// +optional
+	StorageClassName *string `json:"storageClassName,omitempty"`
+
+	// Size of the volume. Default: 2Gi (binary logs grow up to binlog_space_limit).
+	// +optional
+	Size *resource.Quantity `json:"size,omitempty"`
+}
+
+// ZNSDatabaseStatus is what the operator observed.
+type ZNSDatabaseStatus struct {
+	// ObservedGeneration is the generation of the spec this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Storage is a one-word summary: zoned or volume.
+	// +optional
+	Storage string `json:"storage,omitempty"`
+
+	// Endpoint is host:port of the database Service inside the cluster.
+	// +optional
+	Endpoint string `json:"endpoint,omitempty"`
+
+	// ConfigMapName is the ConfigMap holding the current my.cnf (its name carries a hash of the content).
+	// +optional
+	ConfigMapName string `json:"configMapName,omitempty"`
+
+	// RootPasswordSecretName is the Secret holding the root password.
+	// +optional
+	RootPasswordSecretName string `json:"rootPasswordSecretName,omitempty"`
+
+	// Device is the zoned device as the preflight saw it.
+	// +optional
+	Device *DeviceStatus `json:"device,omitempty"`
+
+	// ZenFS is the state of the ZenFS file system on the device as the last format step saw it.
+	// +optional
+	ZenFS *ZenFSStatus `json:"zenfs,omitempty"`
+
+	// Conditions: Available (mysqld is ready), DeviceReady (the device passed the preflight; zoned only),
+	// ConfigReady (the configuration was generated), Progressing.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// DeviceStatus describes a zoned block device.
+type DeviceStatus struct {
+	// Node the device is on.
+	// +optional
+	Node string `json:"node,omitempty"`
+	// Path of the device inside the pod, equal to the host's (/dev/<name>).
+	Path string `json:"path"`
+	// Model is the kernel's zone model: host-managed, host-aware or none.
+	// +optional
+	Model string `json:"model,omitempty"`
+	// Zones is the number of zones.
+	// +optional
+	Zones int64 `json:"zones,omitempty"`
+	// ZoneSize is the size of a zone.
+	// +optional
+	ZoneSize *resource.Quantity `json:"zoneSize,omitempty"`
+	// ZoneCapacity is the writable part of a zone (NVMe ZNS zones may be smaller than their size).
+	// +optional
+	ZoneCapacity *resource.Quantity `json:"zoneCapacity,omitempty"`
+	// MaxOpenZones is the device's limit of open zones; 0 means no limit.
+	// +optional
+	MaxOpenZones int64 `json:"maxOpenZones,omitempty"`
+	// MaxActiveZones is the device's limit of active zones; 0 means no limit.
+	// +optional
+	MaxActiveZones int64 `json:"maxActiveZones,omitempty"`
+	// Scheduler is the active I/O scheduler; ZenFS needs mq-deadline.
+	// +optional
+	Scheduler string `json:"scheduler,omitempty"`
+	// Capacity is the size of the device.
+	// +optional
+	Capacity *resource.Quantity `json:"capacity,omitempty"`
+	// Problems are the reasons the device was refused, empty when it is fit for ZenFS.
+	// +optional
+	Problems []string `json:"problems,omitempty"`
+}
+
+// ZenFSStatus describes the ZenFS file system on a device.
+type ZenFSStatus struct {
+	// Present is true when the device holds a ZenFS file system.
+	Present bool `json:"present"`
+	// LastAction is what the format step did: format, keep or refuse.
+	// +optional
+	LastAction string `json:"lastAction,omitempty"`
+	// Message explains LastAction.
+	// +optional
+	Message string `json:"message,omitempty"`
+	// Free space in the file system.
+	// +optional
+	Free *resource.Quantity `json:"free,omitempty"`
+	// Used space.
+	// +optional
+	Used *resource.Quantity `json:"used,omitempty"`
+	// Reclaimable space: written but no longer live, freed when its zones are reset.
+	// +optional
+	Reclaimable *resource.Quantity `json:"reclaimable,omitempty"`
+}
+
+// ZNSDatabaseList is a list of ZNSDatabase.
+//
+// +kubebuilder:object:root=true
+type ZNSDatabaseList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []ZNSDatabase `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&ZNSDatabase{}, &ZNSDatabaseList{})
+}

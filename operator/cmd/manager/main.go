@@ -1,0 +1,81 @@
+// Command manager runs the zns-mysql operator: the ZNSDatabase (and later Benchmark) reconcilers.
+package main
+
+import (
+	"flag"
+	"os"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
+	"github.com/zns-mysql/zns-mysql/operator/internal/controller"
+)
+
+func main() {
+	var (
+		metricsAddr, probeAddr      string
+		leaderElect                 bool
+		perconaImage, mariadbImage  string
+		preflightRetry, blockedWait time.Duration
+	)
+	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "address the metrics endpoint binds to; 0 disables it")
+	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address the health probes bind to")
+	flag.BoolVar(&leaderElect, "leader-elect", false, "elect a leader so that only one replica reconciles")
+	flag.StringVar(&perconaImage, "percona-image", "zns-mysql/percona-zenfs:latest", "default MySQL image for flavor percona")
+	flag.StringVar(&mariadbImage, "mariadb-image", "zns-mysql/mariadb-myrocks:latest", "default MySQL image for flavor mariadb")
+	flag.DurationVar(&preflightRetry, "preflight-retry", time.Minute, "wait before a refused device is inspected again")
+	flag.DurationVar(&blockedWait, "blocked-retry", 30*time.Second, "wait before a database blocked on a missing object looks again")
+	opts := zap.Options{}
+	opts.BindFlags(flag.CommandLine)
+	flag.Parse()
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
+	setupLog := ctrl.Log.WithName("setup")
+
+	scheme := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(v1alpha1.AddToScheme(scheme))
+
+	managed := labels.SelectorFromSet(labels.Set{v1alpha1.LabelManagedBy: v1alpha1.ManagedByValue})
+	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: metricsAddr},
+		HealthProbeBindAddress: probeAddr,
+		LeaderElection:         leaderElect,
+		LeaderElectionID:       "zns-mysql-operator.zns-mysql.dev",
+		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+			// Only our own pods are of interest; caching every pod of a big cluster would cost memory.
+			&corev1.Pod{}: {Label: managed},
+		}},
+	})
+	if err != nil {
+		setupLog.Error(err, "cannot create the manager")
+		os.Exit(1)
+	}
+	if err := controller.SetupZNSDatabase(mgr, controller.Options{
+		Images:         map[v1alpha1.Flavor]string{v1alpha1.FlavorPercona: perconaImage, v1alpha1.FlavorMariaDB: mariadbImage},
+		PreflightRetry: preflightRetry,
+		BlockedRetry:   blockedWait,
+	}); err != nil {
+		setupLog.Error(err, "cannot set up the ZNSDatabase controller")
+		os.Exit(1)
+	}
+	utilruntime.Must(mgr.AddHealthzCheck("healthz", healthz.Ping))
+	utilruntime.Must(mgr.AddReadyzCheck("readyz", healthz.Ping))
+
+	setupLog.Info("starting the manager")
+	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
+		setupLog.Error(err, "the manager stopped")
+		os.Exit(1)
+	}
+}

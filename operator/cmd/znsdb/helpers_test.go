@@ -1,0 +1,175 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/zns-mysql/zns-mysql/operator/internal/dbinit"
+	"github.com/zns-mysql/zns-mysql/operator/internal/zbd"
+)
+
+const sysBlock = "../../internal/zbd/testdata/sys/block"
+
+// reply is what a fake command prints and returns.
+type reply struct {
+	stdout, stderr string
+	err            error
+}
+
+// fakeRunner records every command and answers by zenfs subcommand.
+type fakeRunner struct {
+	calls   [][]string
+	replies map[string]reply
+	// before runs when a subcommand starts, to observe the machine then.
+	before map[string]func()
+}
+
+func (f *fakeRunner) Run(_ context.Context, name string, args ...string) (string, string, error) {
+	f.calls = append(f.calls, append([]string{name}, args...))
+	if fn := f.before[args[0]]; fn != nil {
+		fn()
+	}
+	r, ok := f.replies[args[0]]
+	if !ok {
+		return "", "unexpected command", errors.New("exit status 1")
+	}
+	return r.stdout, r.stderr, r.err
+}
+
+func (f *fakeRunner) argv() string {
+	var lines []string
+	for _, c := range f.calls {
+		lines = append(lines, strings.Join(c, " "))
+	}
+	return strings.Join(lines, "\n")
+}
+
+const zoneSize = 64 << 20
+
+// fakeDevices serves one zoned device: its zone report and sparse content.
+type fakeDevices struct {
+	path      string
+	zones     []zbd.Zone
+	reportErr error
+	openErr   error
+	readErr   error
+	data      map[int64][]byte
+	reported  int
+	opened    int
+	closed    int
+}
+
+// zonedDevice is a device of n empty zones of the given size.
+func zonedDevice(name string, n int, size int64) *fakeDevices {
+	f := &fakeDevices{path: "/dev/" + name, data: map[int64][]byte{}}
+	for i := range n {
+		start := int64(i) * size
+		f.zones = append(f.zones, zbd.Zone{Start: start, Len: size, Capacity: size, WritePointer: start,
+			Type: zbd.ZoneTypeSeqWriteReq, Cond: zbd.ZoneCondEmpty})
+	}
+	return f
+}
+
+// nullb0 matches testdata's nullb0: 64 empty 64 MiB zones.
+func nullb0() *fakeDevices { return zonedDevice("nullb0", 64, zoneSize) }
+
+// write puts data at the start of zone i and moves its write pointer.
+func (f *fakeDevices) write(i int, data []byte) *fakeDevices {
+	z := &f.zones[i]
+	f.data[z.Start] = data
+	z.WritePointer, z.Cond = z.Start+int64(len(data)), zbd.ZoneCondClosed
+	return f
+}
+
+func (f *fakeDevices) ReportZones(devPath string) ([]zbd.Zone, error) {
+	f.reported++
+	if devPath != f.path {
+		return nil, &os.PathError{Op: "open", Path: devPath, Err: os.ErrNotExist}
+	}
+	return f.zones, f.reportErr
+}
+
+func (f *fakeDevices) Open(devPath string) (ReaderAtCloser, error) {
+	if devPath != f.path {
+		return nil, &os.PathError{Op: "open", Path: devPath, Err: os.ErrNotExist}
+	}
+	if f.openErr != nil {
+		return nil, f.openErr
+	}
+	f.opened++
+	return f, nil
+}
+
+func (f *fakeDevices) ReadAt(p []byte, off int64) (int, error) {
+	if f.readErr != nil {
+		return 0, f.readErr
+	}
+	clear(p)
+	for start, d := range f.data {
+		if start <= off && off < start+int64(len(d)) {
+			copy(p, d[off-start:])
+		}
+	}
+	return len(p), nil
+}
+
+func (f *fakeDevices) Close() error { f.closed++; return nil }
+
+// superblockRecord is a ZenFS metadata log record holding a superblock, as
+// Superblock::EncodeTo and ZenMetaLog::AddRecord write it.
+func superblockRecord() []byte {
+	le := binary.LittleEndian
+	sb := le.AppendUint32(nil, 0x5a454e46)
+	sb = append(sb, []byte("1b0f5c4e-2a6d-4c1e-9a3b-5f7d2e8c9a10\x00")...)
+	sb = append(sb, make([]byte, 512-len(sb))...)
+	length := le.AppendUint32(nil, 512)
+	tab := crc32.MakeTable(crc32.Castagnoli)
+	crc := crc32.Update(crc32.Update(0, tab, length), tab, sb)
+	rec := le.AppendUint32(nil, (crc>>15|crc<<17)+0xa282ead8)
+	rec = append(append(rec, length...), sb...)
+	return append(rec, make([]byte, 4096-len(rec))...)
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+	report         dbinit.Report
+}
+
+// runZnsdb runs the helper with fakes and reads back its termination log,
+// which must hold exactly what stdout shows.
+func runZnsdb(t *testing.T, r *fakeRunner, devs Devices, env map[string]string, args ...string) result {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	logPath := filepath.Join(t.TempDir(), "termination-log")
+	if args[0] != "health" {
+		args = append(args, "--termination-log", logPath)
+	}
+	code := run(context.Background(), args, deps{
+		runner: r, devices: devs, stdout: &out, stderr: &errOut,
+		getenv: func(k string) string { return env[k] },
+	})
+	res := result{code: code, stdout: out.String(), stderr: errOut.String()}
+	if args[0] == "health" || code == exitUsage {
+		return res
+	}
+	logged, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatalf("no termination log: %v (stderr %s)", err, res.stderr)
+	}
+	if strings.TrimSpace(res.stdout) != string(logged) {
+		t.Errorf("stdout %q differs from termination log %q", res.stdout, logged)
+	}
+	if err := json.Unmarshal(logged, &res.report); err != nil {
+		t.Fatalf("termination log is not a report: %v: %s", err, logged)
+	}
+	return res
+}

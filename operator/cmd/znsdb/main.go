@@ -1,0 +1,72 @@
+// Command znsdb is the database-side helper of zns-mysql. It runs in the
+// MySQL pod: as init containers it checks the zoned device (preflight) and
+// formats it with ZenFS when the policy allows (format); as a probe it checks
+// that mysqld answers (health).
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitRefused = 1 // the device is unfit, the format was refused or failed, mysqld is unhealthy
+	exitUsage   = 2
+)
+
+const usage = `usage: znsdb <command> [flags]
+
+commands:
+  preflight  check that a zoned device is fit for ZenFS
+  format     preflight, then format the device with ZenFS if the policy allows
+  health     check that mysqld answers with a protocol-10 handshake
+
+Run znsdb <command> -h for its flags.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], deps{
+		runner:  execRunner{},
+		devices: hostDevices{},
+		stdout:  os.Stdout,
+		stderr:  os.Stderr,
+		getenv:  os.Getenv,
+	}))
+}
+
+// deps are the helper's ties to the machine; tests replace them.
+type deps struct {
+	runner  Runner
+	devices Devices
+	stdout  io.Writer
+	stderr  io.Writer
+	getenv  func(string) string
+}
+
+func run(ctx context.Context, args []string, d deps) int {
+	if len(args) == 0 {
+		fmt.Fprint(d.stderr, usage)
+		return exitUsage
+	}
+	switch args[0] {
+	case "preflight":
+		return preflightCmd(ctx, args[1:], d)
+	case "format":
+		return formatCmd(ctx, args[1:], d)
+	case "health":
+		return healthCmd(ctx, args[1:], d)
+	case "-h", "--help", "help":
+		fmt.Fprint(d.stdout, usage)
+		return exitOK
+	}
+	fmt.Fprintf(d.stderr, "znsdb: unknown command %q\n\n%s", args[0], usage)
+	return exitUsage
+}

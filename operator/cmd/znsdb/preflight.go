@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/zns-mysql/zns-mysql/operator/internal/dbinit"
+	"github.com/zns-mysql/zns-mysql/operator/internal/zbd"
+)
+
+// deviceFlags are shared by preflight and format.
+type deviceFlags struct {
+	device         string
+	sysBlock       string
+	devDir         string
+	terminationLog string
+}
+
+func (f *deviceFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.device, "device", "", "kernel name of the zoned device, e.g. nullb0 or nvme0n2 (required)")
+	fs.StringVar(&f.sysBlock, "sys-block", "/sys/block", "sysfs directory of block devices")
+	fs.StringVar(&f.devDir, "dev-dir", "/dev", "directory of device nodes")
+	fs.StringVar(&f.terminationLog, "termination-log", "/dev/termination-log",
+		"file that receives the JSON report for the operator (empty: none)")
+}
+
+func (f *deviceFlags) devPath() string { return filepath.Join(f.devDir, f.device) }
+
+// parseFlags parses args; ok is false when the command should exit with code.
+func parseFlags(fs *flag.FlagSet, args []string, d deps) (code int, ok bool) {
+	fs.SetOutput(d.stderr)
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return exitOK, false
+		}
+		return exitUsage, false
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(d.stderr, "znsdb %s: unexpected arguments %q\n", fs.Name(), fs.Args())
+		return exitUsage, false
+	}
+	return 0, true
+}
+
+func preflightCmd(_ context.Context, args []string, d deps) int {
+	var f deviceFlags
+	fs := flag.NewFlagSet("preflight", flag.ContinueOnError)
+	f.register(fs)
+	if code, ok := parseFlags(fs, args, d); !ok {
+		return code
+	}
+	report, _ := preflight(f, d.devices)
+	return finish(report, f.terminationLog, d)
+}
+
+// preflight inspects and judges the device, then reads its zones: the zone
+// capacity is only in the zone report, and reading it proves the device node
+// is there and readable, which ZenFS will need. The zones are returned for
+// format; they are nil when the report carries a problem or an error.
+// A device without zones is judged unfit, so zones are never empty otherwise.
+func preflight(f deviceFlags, devs Devices) (dbinit.Report, []zbd.Zone) {
+	var r dbinit.Report
+	dev, problems, err := zbd.Preflight(f.sysBlock, f.device)
+	r.Device, r.Problems = dev, problems
+	if err != nil {
+		r.Error = fmt.Sprintf("inspecting %s: %v", f.device, err)
+		return r, nil
+	}
+	if dev == nil || dev.Model != zbd.ModelHostManaged {
+		return r, nil
+	}
+	zones, err := devs.ReportZones(f.devPath())
+	if err != nil {
+		r.Problems = append(r.Problems, zbd.AccessProblem(f.devPath(), err))
+		return r, nil
+	}
+	dev.ZoneCapacityBytes = zbd.ZoneCapacity(zones)
+	if int64(len(zones)) != dev.NrZones {
+		// ZenFS refuses such a device too ("Failed to list zones").
+		r.Error = fmt.Sprintf("the zone report of %s lists %d zones, sysfs says %d", f.devPath(), len(zones), dev.NrZones)
+		return r, nil
+	}
+	if len(r.Problems) > 0 {
+		return r, nil
+	}
+	return r, zones
+}
+
+// finish writes the report where the operator and the user read it and
+// returns the exit code: non-zero when the report holds a problem or an
+// error, which are also printed on stderr.
+func finish(r dbinit.Report, terminationLog string, d deps) int {
+	b, err := r.Encode()
+	if err != nil {
+		fmt.Fprintf(d.stderr, "znsdb: encoding report: %v\n", err)
+		return exitRefused
+	}
+	fmt.Fprintf(d.stdout, "%s\n", b)
+	if terminationLog != "" {
+		if err := os.WriteFile(terminationLog, b, 0o644); err != nil {
+			fmt.Fprintf(d.stderr, "znsdb: warning: writing the report to %s: %v\n", terminationLog, err)
+		}
+	}
+	code := exitOK
+	for _, p := range r.Problems {
+		fmt.Fprintf(d.stderr, "%s: %s\n", p.Code, p.Message)
+		code = exitRefused
+	}
+	if r.ZenFS != nil && r.ZenFS.Action == dbinit.ActionRefuse {
+		fmt.Fprintf(d.stderr, "format refused: %s\n", r.ZenFS.Reason)
+		code = exitRefused
+	}
+	if r.Error != "" {
+		fmt.Fprintf(d.stderr, "error: %s\n", r.Error)
+		code = exitRefused
+	}
+	return code
+}

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/zns-mysql/zns-mysql/operator/internal/zbd"
+)
+
+func TestPreflightFitDevice(t *testing.T) {
+	devs := nullb0()
+	for i := range devs.zones {
+		devs.zones[i].Capacity = 60 << 20
+	}
+	res := runZnsdb(t, &fakeRunner{}, devs, nil, "preflight", "--device", "nullb0", "--sys-block", sysBlock)
+	if res.code != exitOK || res.stderr != "" {
+		t.Fatalf("exit %d, stderr %q", res.code, res.stderr)
+	}
+	d := res.report.Device
+	if d == nil || d.Name != "nullb0" || d.NrZones != 64 || d.ZoneCapacityBytes != 60<<20 || d.Scheduler != "mq-deadline" {
+		t.Errorf("device %+v", d)
+	}
+	if len(res.report.Problems) != 0 || res.report.ZenFS != nil || res.report.Error != "" {
+		t.Errorf("report %+v", res.report)
+	}
+}
+
+func TestPreflightRefusals(t *testing.T) {
+	tests := []struct {
+		device string
+		code   string
+		// host-managed devices with problems still show their zones
+		capacity int64
+	}{
+		{"nvme0n2", zbd.CodeWrongScheduler, 100 << 20},
+		{"nullb1", zbd.CodeNotHostManaged, 0},
+		{"sdb", zbd.CodeNotHostManaged, 0},
+		{"nullb2", zbd.CodeTooFewZones, 64 << 20},
+		{"nullb3", zbd.CodeTooFewOpenZones, 64 << 20},
+		{"nvme0n1p1", zbd.CodePartition, 0},
+		{"nullb9", zbd.CodeNoSuchDevice, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.device, func(t *testing.T) {
+			d, err := zbd.Inspect(sysBlock, tt.device)
+			devs := zonedDevice(tt.device, int(d.NrZones), d.ZoneSizeBytes)
+			if err == nil && d.Model == zbd.ModelHostManaged {
+				for i := range devs.zones {
+					devs.zones[i].Capacity = tt.capacity
+				}
+			}
+			res := runZnsdb(t, &fakeRunner{}, devs, nil, "preflight", "--device", tt.device, "--sys-block", sysBlock)
+			if res.code != exitRefused {
+				t.Errorf("exit %d, want %d", res.code, exitRefused)
+			}
+			if len(res.report.Problems) != 1 || res.report.Problems[0].Code != tt.code || res.report.Error != "" {
+				t.Fatalf("report %+v, want one %s problem", res.report, tt.code)
+			}
+			if !strings.Contains(res.stderr, tt.code+": ") {
+				t.Errorf("stderr %q does not name %s", res.stderr, tt.code)
+			}
+			if tt.capacity == 0 {
+				if devs.reported != 0 {
+					t.Errorf("zone report read %d times for a device that cannot have zones", devs.reported)
+				}
+				return
+			}
+			if got := res.report.Device.ZoneCapacityBytes; got != tt.capacity {
+				t.Errorf("zone capacity %d, want %d", got, tt.capacity)
+			}
+		})
+	}
+}
+
+func TestPreflightDeviceNode(t *testing.T) {
+	devs := nullb0()
+	devs.reportErr = &os.PathError{Op: "open", Path: "/dev/nullb0", Err: syscall.EACCES}
+	res := runZnsdb(t, &fakeRunner{}, devs, nil, "preflight", "--device", "nullb0", "--sys-block", sysBlock)
+	if res.code != exitRefused || len(res.report.Problems) != 1 || res.report.Problems[0].Code != zbd.CodeDeviceNotAccessible {
+		t.Fatalf("exit %d, report %+v", res.code, res.report)
+	}
+	res = runZnsdb(t, &fakeRunner{}, nullb0(), nil, "preflight", "--device", "nullb0", "--sys-block", sysBlock, "--dev-dir", "/elsewhere")
+	if res.code != exitRefused || len(res.report.Problems) != 1 || res.report.Problems[0].Code != zbd.CodeNoDeviceNode {
+		t.Fatalf("exit %d, report %+v", res.code, res.report)
+	}
+}
+
+func TestPreflightZoneCountMismatch(t *testing.T) {
+	devs := nullb0()
+	devs.zones = devs.zones[:40]
+	res := runZnsdb(t, &fakeRunner{}, devs, nil, "preflight", "--device", "nullb0", "--sys-block", sysBlock)
+	if res.code != exitRefused || !strings.Contains(res.report.Error, "lists 40 zones, sysfs says 64") {
+		t.Fatalf("exit %d, report %+v", res.code, res.report)
+	}
+}
+
+func TestUsage(t *testing.T) {
+	for _, args := range [][]string{{}, {"mkfs"}, {"preflight", "--no-such-flag"}, {"preflight", "extra"}} {
+		if code := run(t.Context(), args, deps{stdout: &strings.Builder{}, stderr: &strings.Builder{}}); code != exitUsage {
+			t.Errorf("run(%q) = %d, want %d", args, code, exitUsage)
+		}
+	}
+	var out strings.Builder
+	if code := run(t.Context(), []string{"help"}, deps{stdout: &out, stderr: &out}); code != exitOK || !strings.Contains(out.String(), "preflight") {
+		t.Errorf("help: %d %q", code, out.String())
+	}
+	if code := run(t.Context(), []string{"format", "-h"}, deps{stdout: &out, stderr: &out}); code != exitOK || !strings.Contains(out.String(), "-aux-path") {
+		t.Errorf("format -h: %d", code)
+	}
+}

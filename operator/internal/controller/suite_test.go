@@ -1,0 +1,150 @@
+package controller_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
+	"github.com/zns-mysql/zns-mysql/operator/internal/controller"
+)
+
+// The suite runs one real kube-apiserver and etcd (envtest) and one manager with the operator's reconcilers.
+// No kubelet, scheduler or controller-manager runs: tests play their part by writing the status of Jobs,
+// StatefulSets and Pods, which is exactly what the reconciler reads.
+var (
+	k8s       client.Client
+	restCfg   *rest.Config
+	envReason string // why the suite cannot run, "" when it can
+	nsCounter atomic.Int64
+)
+
+const (
+	testPreflightRetry = 2 * time.Second
+	testBlockedRetry   = time.Second
+	perconaTestImage   = "example.test/percona-zenfs:test"
+	mariadbTestImage   = "example.test/mariadb-myrocks:test"
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(runSuite(m))
+}
+
+func runSuite(m *testing.M) int {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		envReason = "needs KUBEBUILDER_ASSETS (kube-apiserver and etcd; `make test` builds them with hack/envtest-assets.sh)"
+		return m.Run()
+	}
+	logf.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(false), zap.Level(zapLevel())))
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(file), "..", "..", "..")
+	env := &envtest.Environment{
+		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases")},
+		ErrorIfCRDPathMissing: true,
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "envtest failed to start: %v\n", err)
+		return 1
+	}
+	defer func() { _ = env.Stop() }()
+	restCfg = cfg
+
+	scheme := clientgoscheme.Scheme
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := controller.SetupZNSDatabase(mgr, controller.Options{
+		Images:         map[v1alpha1.Flavor]string{v1alpha1.FlavorPercona: perconaTestImage, v1alpha1.FlavorMariaDB: mariadbTestImage},
+		PreflightRetry: testPreflightRetry,
+		BlockedRetry:   testBlockedRetry,
+	}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	defer func() { cancel(); <-done }()
+
+	k8s, err = client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
+}
+
+func zapLevel() zapcore.Level {
+	if os.Getenv("ZNS_TEST_VERBOSE") != "" {
+		return -1
+	}
+	return 2 // errors only: reconcile errors are expected in failure-path tests
+}
+
+func requireEnv(t *testing.T) {
+	t.Helper()
+	if envReason != "" {
+		t.Skip(envReason)
+	}
+}
+
+// newNamespace gives each test its own namespace, so tests do not see each other's objects.
+func newNamespace(t *testing.T) string {
+	t.Helper()
+	name := fmt.Sprintf("t%d-%d", time.Now().Unix()%100000, nsCounter.Add(1))
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if err := k8s.Create(context.Background(), ns); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+// eventually polls cond until it returns nil or the timeout expires, and fails with its last error.
+func eventually(t *testing.T, what string, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	var last error
+	for time.Now().Before(deadline) {
+		if last = cond(); last == nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("%s: %v", what, last)
+}
+
+// consistently checks that cond holds for the whole duration.
+func consistently(t *testing.T, what string, d time.Duration, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if err := cond(); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

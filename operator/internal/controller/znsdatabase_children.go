@@ -1,0 +1,206 @@
+package controller
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"math/big"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
+	"github.com/zns-mysql/zns-mysql/operator/internal/event"
+	"github.com/zns-mysql/zns-mysql/operator/internal/mycnf"
+	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
+)
+
+// reconcileSecret makes sure the root password Secret exists. A user-named Secret is only read; a generated
+// one is created once and never rewritten, since mysqld keeps the password it was initialised with.
+func (r *ZNSDatabaseReconciler) reconcileSecret(ctx context.Context, st *state) (*ctrl.Result, error) {
+	db := st.db
+	db.Status.RootPasswordSecretName = db.RootSecretName()
+	secret := &corev1.Secret{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: db.Namespace, Name: db.RootSecretName()}, secret)
+	switch {
+	case err == nil:
+		if _, ok := secret.Data[v1alpha1.RootPasswordKey]; !ok {
+			msg := fmt.Sprintf("Secret %q has no key %q; add the root password under that key", secret.Name, v1alpha1.RootPasswordKey)
+			return r.blockOnSecret(db, msg), nil
+		}
+		return nil, nil
+	case !apierrors.IsNotFound(err):
+		return nil, err
+	case db.Spec.RootPasswordSecretName != "":
+		msg := fmt.Sprintf("Secret %q not found in namespace %q: create it with the root password under key %q, or remove spec.rootPasswordSecretName to have one generated",
+			db.Spec.RootPasswordSecretName, db.Namespace, v1alpha1.RootPasswordKey)
+		return r.blockOnSecret(db, msg), nil
+	}
+	password, err := randomPassword(32)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.Create(ctx, resources.GeneratedSecret(db, password)); err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, err
+	}
+	event.SecretGenerated.Emit(db, r.Recorder, db.GeneratedSecretName())
+	return nil, nil
+}
+
+func (r *ZNSDatabaseReconciler) blockOnSecret(db *v1alpha1.ZNSDatabase, msg string) *ctrl.Result {
+	if !isBlockedBy(db, "SecretMissing") {
+		event.SecretMissing.Emit(db, r.Recorder, msg)
+	}
+	blocked(db, "SecretMissing", msg)
+	return &ctrl.Result{RequeueAfter: r.BlockedRetry}
+}
+
+// isBlockedBy reports whether the Available condition already carries reason, so that a repeated reconcile
+// does not repeat the Event.
+func isBlockedBy(db *v1alpha1.ZNSDatabase, reason string) bool {
+	for _, c := range db.Status.Conditions {
+		if c.Type == ConditionAvailable && c.Reason == reason && c.ObservedGeneration == db.Generation {
+			return true
+		}
+	}
+	return false
+}
+
+const passwordAlphabet = "abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+
+func randomPassword(n int) (string, error) {
+	b := make([]byte, n)
+	max := big.NewInt(int64(len(passwordAlphabet)))
+	for i := range b {
+		k, err := rand.Int(rand.Reader, max)
+		if err != nil {
+			return "", err
+		}
+		b[i] = passwordAlphabet[k.Int64()]
+	}
+	return string(b), nil
+}
+
+// MyCnfInput is the generator input for db, shared with tests.
+func MyCnfInput(db *v1alpha1.ZNSDatabase) mycnf.Input {
+	return mycnf.Input{
+		Flavor:           mycnf.Flavor(db.Spec.Flavor),
+		Engine:           mycnf.Engine(db.Spec.Engine),
+		Profile:          mycnf.Profile(db.Spec.Profile),
+		ZenFSDevice:      db.ZonedDeviceName(),
+		MemoryLimitBytes: resources.MemoryLimitBytes(db),
+		DataDir:          v1alpha1.DataDir,
+		Socket:           v1alpha1.SocketPath,
+		PidFile:          v1alpha1.PidFilePath,
+		Port:             v1alpha1.MySQLPort,
+		ServerID:         1,
+		Overrides:        db.Spec.Config,
+	}
+}
+
+// reconcileConfigMap generates my.cnf and applies it under a content-hash name.
+func (r *ZNSDatabaseReconciler) reconcileConfigMap(ctx context.Context, st *state) (*ctrl.Result, error) {
+	db := st.db
+	cnf, err := mycnf.Generate(MyCnfInput(db))
+	if err != nil {
+		msg := fmt.Sprintf("cannot generate the mysqld configuration: %v", err)
+		if !isBlockedBy(db, "InvalidConfig") {
+			event.ConfigInvalid.Emit(db, r.Recorder, msg)
+		}
+		setCondition(db, ConditionConfigReady, metav1.ConditionFalse, "InvalidConfig", msg)
+		blocked(db, "InvalidConfig", msg)
+		return &ctrl.Result{}, nil
+	}
+	name := resources.ConfigMapName(db, cnf)
+	if err := r.apply(ctx, resources.ConfigMap(db, cnf)); err != nil {
+		return nil, err
+	}
+	if db.Status.ConfigMapName != name {
+		event.ConfigUpdated.Emit(db, r.Recorder, name)
+	}
+	st.configMapName = name
+	db.Status.ConfigMapName = name
+	setCondition(db, ConditionConfigReady, metav1.ConditionTrue, "Generated",
+		fmt.Sprintf("%s profile for %s on %s in ConfigMap %s", db.Spec.Profile, db.Spec.Engine, db.Spec.Flavor, name))
+	return nil, nil
+}
+
+func (r *ZNSDatabaseReconciler) reconcileService(ctx context.Context, st *state) (*ctrl.Result, error) {
+	st.db.Status.Endpoint = st.db.Endpoint()
+	return nil, r.apply(ctx, resources.Service(st.db))
+}
+
+// reconcileStatefulSet applies the StatefulSet once the device (if any) passed its preflight.
+func (r *ZNSDatabaseReconciler) reconcileStatefulSet(ctx context.Context, st *state) (*ctrl.Result, error) {
+	db := st.db
+	image, err := resources.Image(db, r.Images)
+	if err != nil {
+		blocked(db, "NoImage", err.Error())
+		return &ctrl.Result{}, nil
+	}
+	st.image = image
+	return nil, r.apply(ctx, resources.StatefulSet(db, resources.StatefulSetInput{Image: image, ConfigMapName: st.configMapName}))
+}
+
+// reconcileAvailability reads the StatefulSet and its pod into the Available condition and the ZenFS status.
+func (r *ZNSDatabaseReconciler) reconcileAvailability(ctx context.Context, st *state) (*ctrl.Result, error) {
+	db := st.db
+	if db.IsZoned() {
+		if res, err := r.readFormatReport(ctx, db); res != nil || err != nil {
+			return res, err
+		}
+	}
+	sts := &appsv1.StatefulSet{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: db.Namespace, Name: db.StatefulSetName()}, sts); err != nil {
+		return nil, err
+	}
+	ready := sts.Status.ObservedGeneration >= sts.Generation &&
+		sts.Status.ReadyReplicas >= 1 &&
+		sts.Status.UpdatedReplicas >= 1 &&
+		(sts.Status.UpdateRevision == "" || sts.Status.CurrentRevision == sts.Status.UpdateRevision)
+	if ready {
+		if !isAvailable(db) {
+			event.Available.Emit(db, r.Recorder, db.Endpoint())
+		}
+		setCondition(db, ConditionAvailable, metav1.ConditionTrue, "MySQLReady", "mysqld accepts connections at "+db.Endpoint())
+		setCondition(db, ConditionProgressing, metav1.ConditionFalse, "Stable", "the pod runs the current configuration")
+		return nil, nil
+	}
+	msg := fmt.Sprintf("waiting for pod %s to run the current configuration and become ready", db.PodName())
+	setCondition(db, ConditionAvailable, metav1.ConditionFalse, "Starting", msg)
+	setCondition(db, ConditionProgressing, metav1.ConditionTrue, "RollingOut", msg)
+	return nil, nil
+}
+
+func isAvailable(db *v1alpha1.ZNSDatabase) bool {
+	for _, c := range db.Status.Conditions {
+		if c.Type == ConditionAvailable {
+			return c.Status == metav1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// cleanupConfigMaps deletes the ConfigMaps of earlier configurations once the StatefulSet points at the
+// current one.
+func (r *ZNSDatabaseReconciler) cleanupConfigMaps(ctx context.Context, st *state) (*ctrl.Result, error) {
+	db := st.db
+	list := &corev1.ConfigMapList{}
+	if err := r.List(ctx, list, client.InNamespace(db.Namespace), client.MatchingLabels(db.Labels(resources.ComponentConfig))); err != nil {
+		return nil, err
+	}
+	for i := range list.Items {
+		cm := &list.Items[i]
+		if cm.Name == st.configMapName || !metav1.IsControlledBy(cm, db) {
+			continue
+		}
+		if err := r.Delete(ctx, cm); client.IgnoreNotFound(err) != nil {
+			return nil, err
+		}
+	}
+	return nil, nil
+}

@@ -1,0 +1,207 @@
+// Package controller holds the reconcilers. They orchestrate: the objects come from package resources, the
+// configuration from mycnf, the device verdicts from the database-side helper's reports.
+package controller
+
+import (
+	"context"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
+)
+
+// FieldManager is the one server-side apply field manager of the operator.
+const FieldManager = "zns-mysql-operator"
+
+// Finalizer lets the operator release the device's PersistentVolume, which is cluster-scoped and so cannot be
+// garbage-collected through an owner reference.
+const Finalizer = "zns-mysql.dev/finalizer"
+
+// Condition types of a ZNSDatabase.
+const (
+	ConditionAvailable   = "Available"
+	ConditionDeviceReady = "DeviceReady"
+	ConditionConfigReady = "ConfigReady"
+	ConditionProgressing = "Progressing"
+)
+
+// ZNSDatabaseReconciler reconciles a ZNSDatabase into a Secret, a my.cnf ConfigMap, a Service, the device's
+// preflight Job, PersistentVolume and claim, and a StatefulSet of one mysqld.
+type ZNSDatabaseReconciler struct {
+	client.Client
+	Recorder record.EventRecorder
+	// Images are the default MySQL images per flavor.
+	Images map[v1alpha1.Flavor]string
+	// PreflightRetry is how long a refused or failed device preflight waits before it runs again, so that a
+	// user who fixed the device (say, its scheduler) sees it accepted without touching the resource.
+	PreflightRetry time.Duration
+	// BlockedRetry is how long a database blocked on something outside the operator's watch (a missing
+	// Secret) waits before looking again.
+	BlockedRetry time.Duration
+}
+
+// +kubebuilder:rbac:groups=zns-mysql.dev,resources=znsdatabases,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=zns-mysql.dev,resources=znsdatabases/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=zns-mysql.dev,resources=znsdatabases/finalizers,verbs=update
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update;patch
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=persistentvolumes,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;update;patch;delete
+
+// Reconcile brings one ZNSDatabase one step closer to its spec.
+func (r *ZNSDatabaseReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	db := &v1alpha1.ZNSDatabase{}
+	if err := r.Get(ctx, req.NamespacedName, db); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !db.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.finalize(ctx, db)
+	}
+	if !controllerutil.ContainsFinalizer(db, Finalizer) {
+		patch := client.MergeFrom(db.DeepCopy())
+		controllerutil.AddFinalizer(db, Finalizer)
+		return ctrl.Result{}, r.Patch(ctx, db, patch)
+	}
+
+	before := db.Status.DeepCopy()
+	st := &state{db: db}
+	result, err := r.runSteps(ctx, st,
+		r.reconcileSecret,
+		r.reconcileConfigMap,
+		r.reconcileService,
+		r.reconcileDeviceConflict,
+		r.reconcileDeviceClaim,
+		r.reconcilePreflight,
+		r.reconcileDeviceVolume,
+		r.reconcileStatefulSet,
+		r.reconcileAvailability,
+		r.cleanupConfigMaps,
+	)
+	if uerr := r.updateStatus(ctx, db, before); uerr != nil && err == nil {
+		err = uerr
+	}
+	return result, err
+}
+
+// state carries what one step computed for the next ones within a reconcile.
+type state struct {
+	db            *v1alpha1.ZNSDatabase
+	configMapName string
+	image         string
+}
+
+// step is one child's reconcile. It returns a non-nil result when reconciling must stop here (blocked on
+// something the user or the cluster has to do), with the requeue it needs.
+type step func(ctx context.Context, st *state) (*ctrl.Result, error)
+
+func (r *ZNSDatabaseReconciler) runSteps(ctx context.Context, st *state, steps ...step) (ctrl.Result, error) {
+	for _, s := range steps {
+		res, err := s(ctx, st)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if res != nil {
+			return *res, nil
+		}
+	}
+	return ctrl.Result{}, nil
+}
+
+func (r *ZNSDatabaseReconciler) updateStatus(ctx context.Context, db *v1alpha1.ZNSDatabase, before *v1alpha1.ZNSDatabaseStatus) error {
+	db.Status.ObservedGeneration = db.Generation
+	if equality.Semantic.DeepEqual(before, &db.Status) {
+		return nil
+	}
+	err := r.Status().Update(ctx, db)
+	if apierrors.IsConflict(err) {
+		log.FromContext(ctx).V(1).Info("status update conflicted; the next reconcile writes it")
+		return nil
+	}
+	return err
+}
+
+// setCondition records a condition with the current generation.
+func setCondition(db *v1alpha1.ZNSDatabase, typ string, status metav1.ConditionStatus, reason, message string) {
+	meta.SetStatusCondition(&db.Status.Conditions, metav1.Condition{
+		Type:               typ,
+		Status:             status,
+		Reason:             reason,
+		Message:            message,
+		ObservedGeneration: db.Generation,
+	})
+}
+
+// blocked marks the database unavailable for a reason the user can act on.
+func blocked(db *v1alpha1.ZNSDatabase, reason, message string) {
+	setCondition(db, ConditionAvailable, metav1.ConditionFalse, reason, message)
+	setCondition(db, ConditionProgressing, metav1.ConditionFalse, reason, message)
+}
+
+func (r *ZNSDatabaseReconciler) apply(ctx context.Context, obj interface {
+	IsApplyConfiguration()
+}) error {
+	return r.Apply(ctx, obj, client.FieldOwner(FieldManager), client.ForceOwnership)
+}
+
+// SetupWithManager registers the reconciler and the children it watches.
+func (r *ZNSDatabaseReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha1.ZNSDatabase{}).
+		Owns(&appsv1.StatefulSet{}).
+		Owns(&batchv1.Job{}).
+		Owns(&corev1.ConfigMap{}).
+		Owns(&corev1.Service{}).
+		Owns(&corev1.PersistentVolumeClaim{}).
+		// Pods carry the init containers' reports; they are owned by the StatefulSet and the Job, not by us.
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToDatabase)).
+		Named("znsdatabase").
+		Complete(r)
+}
+
+func podToDatabase(_ context.Context, obj client.Object) []reconcile.Request {
+	l := obj.GetLabels()
+	if l[v1alpha1.LabelManagedBy] != v1alpha1.ManagedByValue || l[v1alpha1.LabelInstance] == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: l[v1alpha1.LabelInstance]}}}
+}
+
+// Options are the operator-wide settings of the reconcilers.
+type Options struct {
+	Images         map[v1alpha1.Flavor]string
+	PreflightRetry time.Duration
+	BlockedRetry   time.Duration
+}
+
+// SetupZNSDatabase builds the ZNSDatabase reconciler from the manager and registers it; main and the envtest
+// suite share it so that they run the same wiring.
+func SetupZNSDatabase(mgr ctrl.Manager, opts Options) error {
+	r := &ZNSDatabaseReconciler{
+		Client:         mgr.GetClient(),
+		Recorder:       mgr.GetEventRecorderFor("zns-mysql-operator"), //nolint:staticcheck // core/v1 Events are what kubectl describe shows
+		Images:         opts.Images,
+		PreflightRetry: opts.PreflightRetry,
+		BlockedRetry:   opts.BlockedRetry,
+	}
+	return r.SetupWithManager(mgr)
+}

@@ -1,0 +1,466 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
+	"github.com/zns-mysql/zns-mysql/operator/internal/dbinit"
+	"github.com/zns-mysql/zns-mysql/operator/internal/event"
+	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
+)
+
+// deviceKey identifies the storage a zoned database claims, so that two databases cannot claim the same one.
+func deviceKey(db *v1alpha1.ZNSDatabase) string {
+	switch s := db.Spec.Storage; {
+	case s.ZonedDevice != nil:
+		return "device:" + s.ZonedDevice.NodeName + "/" + s.ZonedDevice.DeviceName
+	case s.ZonedClaim != nil:
+		return "claim:" + db.Namespace + "/" + s.ZonedClaim.ClaimName
+	}
+	return ""
+}
+
+// olderThan orders databases by creation, then by namespace/name, so that exactly one of two claimants of a
+// device wins, whichever the operator sees first.
+func olderThan(a, b *v1alpha1.ZNSDatabase) bool {
+	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+		return a.CreationTimestamp.Before(&b.CreationTimestamp)
+	}
+	return a.Namespace+"/"+a.Name < b.Namespace+"/"+b.Name
+}
+
+// reconcileDeviceConflict refuses a device that an older ZNSDatabase already claims, before anything that
+// could touch it exists.
+func (r *ZNSDatabaseReconciler) reconcileDeviceConflict(ctx context.Context, st *state) (*ctrl.Result, error) {
+	db := st.db
+	if !db.IsZoned() {
+		db.Status.Storage = "volume"
+		return nil, nil
+	}
+	db.Status.Storage = "zoned"
+	key := deviceKey(db)
+	all := &v1alpha1.ZNSDatabaseList{}
+	if err := r.List(ctx, all); err != nil {
+		return nil, err
+	}
+	var holders []string
+	for i := range all.Items {
+		other := &all.Items[i]
+		if other.UID == db.UID || deviceKey(other) != key || !olderThan(other, db) {
+			continue
+		}
+		holders = append(holders, other.Namespace+"/"+other.Name)
+	}
+	if pvOwner, err := r.devicePVOwner(ctx, db); err != nil {
+		return nil, err
+	} else if pvOwner != "" && pvOwner != db.OwnerAnnotationValue() {
+		holders = append(holders, pvOwner+" (its PersistentVolume is still being released)")
+	}
+	if len(holders) == 0 {
+		return nil, nil
+	}
+	sort.Strings(holders)
+	msg := fmt.Sprintf("%s is already claimed by ZNSDatabase %s; a zoned device serves one database: give this one another device",
+		describeDevice(db), strings.Join(holders, ", "))
+	if !isBlockedBy(db, "DeviceConflict") {
+		event.DeviceConflict.Emit(db, r.Recorder, msg)
+	}
+	setCondition(db, ConditionDeviceReady, metav1.ConditionFalse, "DeviceConflict", msg)
+	blocked(db, "DeviceConflict", msg)
+	return &ctrl.Result{RequeueAfter: r.BlockedRetry}, nil
+}
+
+func describeDevice(db *v1alpha1.ZNSDatabase) string {
+	if s := db.Spec.Storage.ZonedDevice; s != nil {
+		return fmt.Sprintf("device %s on node %s", db.DevicePath(), s.NodeName)
+	}
+	return fmt.Sprintf("claim %s/%s", db.Namespace, db.DeviceClaimName())
+}
+
+func (r *ZNSDatabaseReconciler) devicePVOwner(ctx context.Context, db *v1alpha1.ZNSDatabase) (string, error) {
+	src := db.Spec.Storage.ZonedDevice
+	if src == nil {
+		return "", nil
+	}
+	pv := &corev1.PersistentVolume{}
+	err := r.Get(ctx, client.ObjectKey{Name: v1alpha1.DevicePVName(src.NodeName, src.DeviceName)}, pv)
+	if apierrors.IsNotFound(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return pv.Annotations[v1alpha1.AnnotationOwner], nil
+}
+
+// reconcileDeviceClaim checks a user's zonedClaim before the preflight mounts it.
+func (r *ZNSDatabaseReconciler) reconcileDeviceClaim(ctx context.Context, st *state) (*ctrl.Result, error) {
+	db := st.db
+	if db.Spec.Storage.ZonedClaim == nil {
+		return nil, nil
+	}
+	pvc := &corev1.PersistentVolumeClaim{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: db.Namespace, Name: db.DeviceClaimName()}, pvc)
+	var msg string
+	switch {
+	case apierrors.IsNotFound(err):
+		msg = fmt.Sprintf("PersistentVolumeClaim %q not found in namespace %q: create a Block-mode claim bound to the zoned device", db.DeviceClaimName(), db.Namespace)
+	case err != nil:
+		return nil, err
+	case pvc.Spec.VolumeMode == nil || *pvc.Spec.VolumeMode != corev1.PersistentVolumeBlock:
+		msg = fmt.Sprintf("PersistentVolumeClaim %q has volumeMode Filesystem: ZenFS needs the raw device, so the claim must have volumeMode Block", pvc.Name)
+	default:
+		return nil, nil
+	}
+	if !isBlockedBy(db, "InvalidClaim") {
+		event.ClaimInvalid.Emit(db, r.Recorder, msg)
+	}
+	setCondition(db, ConditionDeviceReady, metav1.ConditionFalse, "InvalidClaim", msg)
+	blocked(db, "InvalidClaim", msg)
+	return &ctrl.Result{RequeueAfter: r.BlockedRetry}, nil
+}
+
+// reconcilePreflight runs the read-only preflight Job and turns its report into the DeviceReady condition.
+// Once the device passed, the Job is not run again: the storage of a database cannot change.
+func (r *ZNSDatabaseReconciler) reconcilePreflight(ctx context.Context, st *state) (*ctrl.Result, error) {
+	db := st.db
+	if !db.IsZoned() || conditionTrue(db, ConditionDeviceReady) {
+		return nil, nil
+	}
+	image, err := resources.Image(db, r.Images)
+	if err != nil {
+		blocked(db, "NoImage", err.Error())
+		return &ctrl.Result{}, nil
+	}
+	job := &batchv1.Job{}
+	err = r.Get(ctx, client.ObjectKey{Namespace: db.Namespace, Name: db.PreflightJobName()}, job)
+	if apierrors.IsNotFound(err) {
+		if err := r.apply(ctx, resources.PreflightJob(db, image)); err != nil {
+			return nil, err
+		}
+		return r.inspecting(db), nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !job.DeletionTimestamp.IsZero() {
+		return &ctrl.Result{RequeueAfter: time.Second}, nil
+	}
+	finished, failed, at := jobFinished(job)
+	if !finished {
+		return r.inspecting(db), nil
+	}
+
+	report, raw, err := r.containerReport(ctx, db, resources.ComponentPreflight, resources.PreflightContainer, false)
+	if err != nil {
+		return nil, err
+	}
+	if report != nil && report.Device != nil {
+		db.Status.Device = deviceStatus(db, report)
+	}
+	switch {
+	case !failed && report != nil && report.Device != nil && len(report.Problems) == 0:
+		msg := fmt.Sprintf("%s is %s with %d zones of %s, scheduler %s", describeDevice(db), report.Device.Model,
+			report.Device.NrZones, resource.NewQuantity(report.Device.ZoneSizeBytes, resource.BinarySI), report.Device.Scheduler)
+		event.DeviceAccepted.Emit(db, r.Recorder, msg)
+		setCondition(db, ConditionDeviceReady, metav1.ConditionTrue, "PreflightPassed", msg)
+		return nil, nil
+	case report != nil && len(report.Problems) > 0:
+		msg := fmt.Sprintf("%s cannot hold ZenFS: %s", describeDevice(db), joinProblems(report))
+		if !isBlockedBy(db, "DeviceRefused") {
+			event.DeviceRefused.Emit(db, r.Recorder, msg)
+		}
+		setCondition(db, ConditionDeviceReady, metav1.ConditionFalse, "DeviceRefused", msg)
+		blocked(db, "DeviceRefused", msg)
+	default:
+		detail := raw
+		if report != nil && report.Error != "" {
+			detail = report.Error
+		}
+		if detail == "" {
+			detail = "its pod left no report (was it deleted or evicted?)"
+		}
+		msg := fmt.Sprintf("the preflight of %s failed: %s", describeDevice(db), detail)
+		if !isBlockedBy(db, "PreflightFailed") {
+			event.PreflightFailed.Emit(db, r.Recorder, msg)
+		}
+		setCondition(db, ConditionDeviceReady, metav1.ConditionFalse, "PreflightFailed", msg)
+		blocked(db, "PreflightFailed", msg)
+	}
+	// Look again later: the user may fix the device (scheduler, zones) without touching the resource.
+	if wait := time.Until(at.Add(r.PreflightRetry)); wait > 0 {
+		return &ctrl.Result{RequeueAfter: wait}, nil
+	}
+	if err := r.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+		return nil, err
+	}
+	return &ctrl.Result{RequeueAfter: time.Second}, nil
+}
+
+func (r *ZNSDatabaseReconciler) inspecting(db *v1alpha1.ZNSDatabase) *ctrl.Result {
+	msg := fmt.Sprintf("a read-only preflight Job %s is inspecting %s", db.PreflightJobName(), describeDevice(db))
+	setCondition(db, ConditionDeviceReady, metav1.ConditionUnknown, "Inspecting", msg)
+	setCondition(db, ConditionAvailable, metav1.ConditionFalse, "Inspecting", msg)
+	setCondition(db, ConditionProgressing, metav1.ConditionTrue, "Inspecting", msg)
+	return &ctrl.Result{}
+}
+
+func conditionTrue(db *v1alpha1.ZNSDatabase, typ string) bool {
+	for _, c := range db.Status.Conditions {
+		if c.Type == typ {
+			return c.Status == metav1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// jobFinished tells whether a Job completed or failed, and when.
+func jobFinished(job *batchv1.Job) (finished, failed bool, at time.Time) {
+	for _, c := range job.Status.Conditions {
+		if c.Status != corev1.ConditionTrue {
+			continue
+		}
+		switch c.Type {
+		case batchv1.JobComplete:
+			return true, false, c.LastTransitionTime.Time
+		case batchv1.JobFailed:
+			return true, true, c.LastTransitionTime.Time
+		}
+	}
+	return false, false, time.Time{}
+}
+
+func joinProblems(report *dbinit.Report) string {
+	msgs := make([]string, 0, len(report.Problems))
+	for _, p := range report.Problems {
+		msgs = append(msgs, p.Message)
+	}
+	return strings.Join(msgs, "; ")
+}
+
+// containerReport finds the newest pod of a component of db and parses the JSON report its container left
+// as termination message. raw is the message when it is not a report (logs, with FallbackToLogsOnError).
+func (r *ZNSDatabaseReconciler) containerReport(ctx context.Context, db *v1alpha1.ZNSDatabase, component, container string, init bool) (*dbinit.Report, string, error) {
+	pods := &corev1.PodList{}
+	if err := r.List(ctx, pods, client.InNamespace(db.Namespace), client.MatchingLabels(db.Labels(component))); err != nil {
+		return nil, "", err
+	}
+	sort.Slice(pods.Items, func(i, j int) bool {
+		return pods.Items[j].CreationTimestamp.Before(&pods.Items[i].CreationTimestamp)
+	})
+	for _, pod := range pods.Items {
+		statuses := pod.Status.ContainerStatuses
+		if init {
+			statuses = pod.Status.InitContainerStatuses
+		}
+		for _, cs := range statuses {
+			if cs.Name != container {
+				continue
+			}
+			term := cs.State.Terminated
+			if term == nil {
+				term = cs.LastTerminationState.Terminated
+			}
+			if term == nil {
+				continue
+			}
+			report, raw := parseReport(term)
+			return report, raw, nil
+		}
+	}
+	return nil, "", nil
+}
+
+func parseReport(term *corev1.ContainerStateTerminated) (*dbinit.Report, string) {
+	msg := strings.TrimSpace(term.Message)
+	report := &dbinit.Report{}
+	if msg != "" && json.Unmarshal([]byte(msg), report) == nil {
+		return report, ""
+	}
+	if msg == "" {
+		msg = fmt.Sprintf("exit code %d (%s)", term.ExitCode, term.Reason)
+	}
+	return nil, lastLines(msg, 5)
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " | ")
+}
+
+func quantity(bytes int64) *resource.Quantity {
+	if bytes <= 0 {
+		return nil
+	}
+	return resource.NewQuantity(bytes, resource.BinarySI)
+}
+
+func deviceStatus(db *v1alpha1.ZNSDatabase, report *dbinit.Report) *v1alpha1.DeviceStatus {
+	d := report.Device
+	ds := &v1alpha1.DeviceStatus{
+		Path:           db.DevicePath(),
+		Model:          d.Model,
+		Zones:          d.NrZones,
+		ZoneSize:       quantity(d.ZoneSizeBytes),
+		ZoneCapacity:   quantity(d.ZoneCapacityBytes),
+		MaxOpenZones:   d.MaxOpenZones,
+		MaxActiveZones: d.MaxActiveZones,
+		Scheduler:      d.Scheduler,
+		Capacity:       quantity(d.CapacityBytes),
+	}
+	if s := db.Spec.Storage.ZonedDevice; s != nil {
+		ds.Node = s.NodeName
+	}
+	for _, p := range report.Problems {
+		ds.Problems = append(ds.Problems, p.Message)
+	}
+	return ds
+}
+
+// reconcileDeviceVolume creates the local Block PersistentVolume and its pre-bound claim for a zonedDevice,
+// only after the device passed its preflight.
+func (r *ZNSDatabaseReconciler) reconcileDeviceVolume(ctx context.Context, st *state) (*ctrl.Result, error) {
+	db := st.db
+	if db.Spec.Storage.ZonedDevice == nil {
+		return nil, nil
+	}
+	var capacity int64
+	if db.Status.Device != nil && db.Status.Device.Capacity != nil {
+		capacity = db.Status.Device.Capacity.Value()
+	}
+	if capacity <= 0 {
+		// The preflight passed without a size: never guess one for a PersistentVolume.
+		msg := "the preflight report has no device capacity; delete Job " + db.PreflightJobName() + " to inspect the device again"
+		setCondition(db, ConditionDeviceReady, metav1.ConditionFalse, "PreflightFailed", msg)
+		blocked(db, "PreflightFailed", msg)
+		return &ctrl.Result{}, nil
+	}
+	if err := r.apply(ctx, resources.DevicePV(db, capacity)); err != nil {
+		return nil, err
+	}
+	return nil, r.apply(ctx, resources.DeviceClaim(db, capacity))
+}
+
+// readFormatReport reads the format step's report from the mysqld pod into status.zenfs, and stops with a
+// condition when the step refused the device or failed.
+func (r *ZNSDatabaseReconciler) readFormatReport(ctx context.Context, db *v1alpha1.ZNSDatabase) (*ctrl.Result, error) {
+	pod := &corev1.Pod{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: db.Namespace, Name: db.PodName()}, pod)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, cs := range pod.Status.InitContainerStatuses {
+		if cs.Name != resources.FormatContainer {
+			continue
+		}
+		term := cs.State.Terminated
+		if term == nil {
+			term = cs.LastTerminationState.Terminated
+		}
+		if term == nil {
+			return nil, nil
+		}
+		report, raw := parseReport(term)
+		if report != nil && report.ZenFS != nil {
+			db.Status.ZenFS = zenfsStatus(report.ZenFS)
+		}
+		if term.ExitCode == 0 {
+			if report != nil && report.ZenFS != nil && report.ZenFS.Action == dbinit.ActionFormat && !isFormatted(db) {
+				event.Formatted.Emit(db, r.Recorder, fmt.Sprintf("created ZenFS on %s: %s", describeDevice(db), report.ZenFS.Reason))
+			}
+			return nil, nil
+		}
+		reason, detail := "FormatFailed", raw
+		if report != nil {
+			switch {
+			case report.ZenFS != nil && report.ZenFS.Action == dbinit.ActionRefuse:
+				reason, detail = "FormatRefused", report.ZenFS.Reason
+			case len(report.Problems) > 0:
+				reason, detail = "DeviceRefused", joinProblems(report)
+			case report.Error != "":
+				detail = report.Error
+			}
+		}
+		msg := fmt.Sprintf("the format step for %s stopped mysqld from starting: %s", describeDevice(db), detail)
+		if !isBlockedBy(db, reason) {
+			event.FormatRefused.Emit(db, r.Recorder, msg)
+		}
+		blocked(db, reason, msg)
+		return &ctrl.Result{}, nil
+	}
+	return nil, nil
+}
+
+func isFormatted(db *v1alpha1.ZNSDatabase) bool {
+	return db.Status.ZenFS != nil && db.Status.ZenFS.LastAction == string(dbinit.ActionFormat) && db.Status.ZenFS.Present
+}
+
+func zenfsStatus(z *dbinit.ZenFSState) *v1alpha1.ZenFSStatus {
+	s := &v1alpha1.ZenFSStatus{Present: z.Present, LastAction: string(z.Action), Message: z.Reason}
+	if z.FreeBytes != nil {
+		s.Free = resource.NewQuantity(*z.FreeBytes, resource.BinarySI)
+	}
+	if z.UsedBytes != nil {
+		s.Used = resource.NewQuantity(*z.UsedBytes, resource.BinarySI)
+	}
+	if z.ReclaimableBytes != nil {
+		s.Reclaimable = resource.NewQuantity(*z.ReclaimableBytes, resource.BinarySI)
+	}
+	return s
+}
+
+// finalize releases what the database claimed on the device without touching the device's data: the
+// StatefulSet and the preflight Job stop using it, then the claim and the Retain PersistentVolume go. The
+// datadir claim and a generated Secret stay, so that the same database can be created again over its data.
+func (r *ZNSDatabaseReconciler) finalize(ctx context.Context, db *v1alpha1.ZNSDatabase) error {
+	if !controllerutil.ContainsFinalizer(db, Finalizer) {
+		return nil
+	}
+	background := client.PropagationPolicy(metav1.DeletePropagationBackground)
+	children := []client.Object{
+		&batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: db.Namespace, Name: db.PreflightJobName()}},
+		&appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: db.Namespace, Name: db.StatefulSetName()}},
+	}
+	if src := db.Spec.Storage.ZonedDevice; src != nil {
+		children = append(children, &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: db.Namespace, Name: db.DeviceClaimName()}})
+		owner, err := r.devicePVOwner(ctx, db)
+		if err != nil {
+			return err
+		}
+		if owner == db.OwnerAnnotationValue() {
+			children = append(children, &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: v1alpha1.DevicePVName(src.NodeName, src.DeviceName)}})
+		}
+	}
+	for _, obj := range children {
+		if err := r.Delete(ctx, obj, background); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting %T %s: %w", obj, obj.GetName(), err)
+		}
+	}
+	if db.IsZoned() {
+		event.DeviceReleased.Emit(db, r.Recorder, describeDevice(db))
+	}
+	patch := client.MergeFrom(db.DeepCopy())
+	controllerutil.RemoveFinalizer(db, Finalizer)
+	return r.Patch(ctx, db, patch)
+}

@@ -1,0 +1,110 @@
+package dbinit
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/zns-mysql/zns-mysql/operator/internal/zbd"
+)
+
+func ptr(v int64) *int64 { return &v }
+
+func typicalReport() Report {
+	return Report{
+		Device: &zbd.Device{Name: "nullb0", Model: zbd.ModelHostManaged, NrZones: 64, ZoneSizeBytes: 64 << 20,
+			ZoneCapacityBytes: 64 << 20, Scheduler: "mq-deadline", AvailableSchedulers: []string{"none", "mq-deadline"},
+			CapacityBytes: 4 << 30, LogicalBlockSize: 4096},
+		ZenFS: &ZenFSState{Present: true, UUID: "1b0f5c4e-2a6d-4c1e-9a3b-5f7d2e8c9a10", Action: ActionFormat,
+			Reason: "device is empty and has no ZenFS", FreeBytes: ptr(3904 << 20), UsedBytes: ptr(0),
+			ReclaimableBytes: ptr(0), SpaceAmplificationPercent: ptr(0)},
+	}
+}
+
+func TestEncodeRoundTrip(t *testing.T) {
+	r := typicalReport()
+	b, err := r.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Report
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(r, back); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+	// The operator reads these names; they are an interface.
+	for _, key := range []string{`"device":`, `"nrZones":64`, `"zoneSizeBytes":67108864`, `"maxOpenZones":0`,
+		`"scheduler":"mq-deadline"`, `"zenfs":`, `"present":true`, `"action":"format"`, `"freeBytes":4093640704`, `"usedBytes":0`} {
+		if !strings.Contains(string(b), key) {
+			t.Errorf("%s missing from %s", key, b)
+		}
+	}
+	if strings.Contains(string(b), `"error"`) || strings.Contains(string(b), `"problems"`) {
+		t.Errorf("empty fields not omitted: %s", b)
+	}
+}
+
+// The largest report the helper can produce: a device with every field at
+// its widest, every problem Judge can raise at once plus an access problem,
+// a long reason and a huge stderr in the error.
+func TestEncodeMaximalReportFits(t *testing.T) {
+	d := zbd.Device{Name: strings.Repeat("n", 31), Model: "host-managed", NrZones: 1 << 40, ZoneSizeBytes: 1 << 62,
+		ZoneCapacityBytes: 1 << 62, MaxOpenZones: 1 << 32, MaxActiveZones: 1 << 32, Scheduler: "mq-deadline",
+		AvailableSchedulers: []string{"none", "mq-deadline", "kyber", "bfq", "bfq2", "adios", "x", "y", "z", "w"},
+		CapacityBytes:       1 << 62, LogicalBlockSize: 4096}
+	worst := zbd.Device{Name: d.Name, Model: zbd.ModelHostManaged, NrZones: 1, MaxOpenZones: 1, MaxActiveZones: 1,
+		Scheduler: "none", AvailableSchedulers: []string{"none"}}
+	problems := append(zbd.Judge(worst), zbd.AccessProblem("/dev/"+d.Name, errPermission{}))
+	if len(problems) < 4 {
+		t.Fatalf("only %d problems", len(problems))
+	}
+	// Unescaped quotes and angle brackets grow under JSON escaping.
+	huge := strings.Repeat(`<"é">`, 5000)
+	r := Report{Device: &d, Problems: append(problems, zbd.Problem{Code: "X", Message: huge}),
+		ZenFS: &ZenFSState{Present: true, UUID: strings.Repeat("u", 36), Action: ActionRefuse, Reason: huge,
+			FreeBytes: ptr(1 << 62), UsedBytes: ptr(1 << 62), ReclaimableBytes: ptr(1 << 62), SpaceAmplificationPercent: ptr(1 << 62)},
+		Error: huge}
+	b, err := r.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) > MaxReportBytes {
+		t.Fatalf("report is %d bytes, limit %d", len(b), MaxReportBytes)
+	}
+	var back Report
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatalf("shortened report is not JSON: %v", err)
+	}
+	if back.Device == nil || back.Device.Name != d.Name || back.ZenFS == nil || !strings.HasSuffix(back.Error, "…") {
+		t.Errorf("shortening lost structure: %+v", back)
+	}
+	// Without the huge texts, every problem Judge can raise fits unshortened.
+	r.Problems, r.ZenFS.Reason, r.Error = problems, "device holds data that is not ZenFS", "zenfs mkfs failed: exit status 1"
+	b, err = r.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &back); err != nil || !cmp.Equal(back.Problems, problems) {
+		t.Errorf("problems were shortened though they fit (%d bytes): %v", len(b), err)
+	}
+	t.Logf("realistic worst report: %d bytes", len(b))
+}
+
+type errPermission struct{}
+
+func (errPermission) Error() string { return "permission denied" }
+
+func TestTruncate(t *testing.T) {
+	if got := truncate("héllo", 4); got != "h…" {
+		t.Errorf("truncate = %q", got)
+	}
+	if got := truncate("hello", 5); got != "hello" {
+		t.Errorf("truncate = %q", got)
+	}
+	if got := truncate("hello", 2); got != "" {
+		t.Errorf("truncate = %q", got)
+	}
+}

@@ -1,0 +1,41 @@
+// Package event is the catalog of Events the operator emits: one place to read every reason a user may see
+// in `kubectl describe`.
+package event
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/record"
+)
+
+// Event is a kind of Event with a fixed type and reason and a message template.
+type Event struct {
+	Type    string
+	Reason  string
+	Message string
+}
+
+// Emit records the event on obj, formatting its message with args.
+func (e Event) Emit(obj runtime.Object, r record.EventRecorder, args ...any) {
+	r.Event(obj, e.Type, e.Reason, fmt.Sprintf(e.Message, args...))
+}
+
+// ZNSDatabase events.
+var (
+	SecretMissing   = Event{corev1.EventTypeWarning, "SecretMissing", "%s"}
+	SecretGenerated = Event{corev1.EventTypeNormal, "SecretGenerated", "generated root password Secret %q"}
+	ConfigInvalid   = Event{corev1.EventTypeWarning, "InvalidConfig", "%s"}
+	ConfigUpdated   = Event{corev1.EventTypeNormal, "ConfigUpdated", "mysqld configuration is now in ConfigMap %q"}
+	DeviceConflict  = Event{corev1.EventTypeWarning, "DeviceConflict", "%s"}
+	ClaimInvalid    = Event{corev1.EventTypeWarning, "InvalidClaim", "%s"}
+	PreflightFailed = Event{corev1.EventTypeWarning, "PreflightFailed", "%s"}
+	DeviceRefused   = Event{corev1.EventTypeWarning, "DeviceRefused", "%s"}
+	DeviceAccepted  = Event{corev1.EventTypeNormal, "DeviceAccepted", "%s"}
+	FormatRefused   = Event{corev1.EventTypeWarning, "FormatRefused", "%s"}
+	Formatted       = Event{corev1.EventTypeNormal, "Formatted", "%s"}
+	Available       = Event{corev1.EventTypeNormal, "Available", "mysqld is ready at %s"}
+	Unavailable     = Event{corev1.EventTypeWarning, "Unavailable", "%s"}
+	DeviceReleased  = Event{corev1.EventTypeNormal, "DeviceReleased", "released %s without touching its data"}
+)

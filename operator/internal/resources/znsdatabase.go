@@ -1,0 +1,366 @@
+// Package resources builds the Kubernetes objects that make up a ZNSDatabase, as server-side apply
+// configurations. It computes only: the reconciler decides when to apply them.
+package resources
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
+	batchv1ac "k8s.io/client-go/applyconfigurations/batch/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+
+	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
+)
+
+// Component label values.
+const (
+	ComponentConfig    = "config"
+	ComponentDatabase  = "database"
+	ComponentDevice    = "device"
+	ComponentPreflight = "preflight"
+	ComponentSecret    = "secret"
+)
+
+// Container names the reconciler reads termination messages from.
+const (
+	PreflightContainer = "preflight"
+	FormatContainer    = "format"
+	MySQLContainer     = "mysqld"
+)
+
+// The uid/gid the MySQL images run mysqld as (the images create the mysql user with these ids).
+const (
+	MySQLUID int64 = 999
+	MySQLGID int64 = 999
+)
+
+const (
+	volumeConfig = "config"
+	volumeRun    = "run"
+	volumeTmp    = "tmp"
+	volumeZoned  = "zoned"
+	helperBinary = "znsdb"
+)
+
+// DefaultDataVolumeSize is the datadir volume of a zoned database: binary logs, the data dictionary and
+// RocksDB's LOG files, not the data itself.
+var DefaultDataVolumeSize = resource.MustParse("2Gi")
+
+// DefaultVolumeSize is the data volume of a conventional database when the user gives no size.
+var DefaultVolumeSize = resource.MustParse("10Gi")
+
+// OwnerReference makes db the controller of a namespaced child, so that deleting db deletes the child.
+func OwnerReference(db *v1alpha1.ZNSDatabase) *metav1ac.OwnerReferenceApplyConfiguration {
+	return metav1ac.OwnerReference().
+		WithAPIVersion(v1alpha1.GroupVersion.String()).
+		WithKind("ZNSDatabase").
+		WithName(db.Name).
+		WithUID(db.UID).
+		WithController(true).
+		WithBlockOwnerDeletion(true)
+}
+
+// ConfigMapName is the name of the my.cnf ConfigMap: a hash of the content follows the prefix, so a new
+// configuration is a new ConfigMap and the pod template changes with it, which rolls the pod.
+func ConfigMapName(db *v1alpha1.ZNSDatabase, cnf string) string {
+	sum := sha256.Sum256([]byte(cnf))
+	return db.ConfigMapPrefix() + hex.EncodeToString(sum[:])[:10]
+}
+
+// ConfigMap holds the generated my.cnf.
+func ConfigMap(db *v1alpha1.ZNSDatabase, cnf string) *corev1ac.ConfigMapApplyConfiguration {
+	return corev1ac.ConfigMap(ConfigMapName(db, cnf), db.Namespace).
+		WithLabels(db.Labels(ComponentConfig)).
+		WithOwnerReferences(OwnerReference(db)).
+		WithData(map[string]string{v1alpha1.ConfigFileName: cnf})
+}
+
+// GeneratedSecret is the root password Secret the operator creates when the user names none. It has no owner
+// reference on purpose: the data volume outlives the database, and so must the password that opens it.
+func GeneratedSecret(db *v1alpha1.ZNSDatabase, password string) *corev1.Secret {
+	s := &corev1.Secret{
+		Type:       corev1.SecretTypeOpaque,
+		StringData: map[string]string{v1alpha1.RootPasswordKey: password},
+	}
+	s.Name = db.GeneratedSecretName()
+	s.Namespace = db.Namespace
+	s.Labels = db.Labels(ComponentSecret)
+	return s
+}
+
+// Service exposes mysqld inside the cluster.
+func Service(db *v1alpha1.ZNSDatabase) *corev1ac.ServiceApplyConfiguration {
+	return corev1ac.Service(db.ServiceName(), db.Namespace).
+		WithLabels(db.Labels(ComponentDatabase)).
+		WithOwnerReferences(OwnerReference(db)).
+		WithSpec(corev1ac.ServiceSpec().
+			WithType(corev1.ServiceTypeClusterIP).
+			WithSelector(db.SelectorLabels()).
+			WithPorts(corev1ac.ServicePort().
+				WithName("mysql").
+				WithProtocol(corev1.ProtocolTCP).
+				WithPort(v1alpha1.MySQLPort).
+				WithTargetPort(intstr.FromString("mysql"))))
+}
+
+// hostnameAffinity pins to the node whose kubernetes.io/hostname label is node, the convention of local
+// PersistentVolumes.
+func hostnameSelector(node string) *corev1ac.NodeSelectorApplyConfiguration {
+	return corev1ac.NodeSelector().WithNodeSelectorTerms(corev1ac.NodeSelectorTerm().
+		WithMatchExpressions(corev1ac.NodeSelectorRequirement().
+			WithKey(corev1.LabelHostname).
+			WithOperator(corev1.NodeSelectorOpIn).
+			WithValues(node)))
+}
+
+// DevicePV is the local Block PersistentVolume of a zonedDevice, pre-bound to DeviceClaim. Retain: deleting
+// the claim or the database never lets Kubernetes recycle or wipe the device.
+func DevicePV(db *v1alpha1.ZNSDatabase, capacityBytes int64) *corev1ac.PersistentVolumeApplyConfiguration {
+	src := db.Spec.Storage.ZonedDevice
+	return corev1ac.PersistentVolume(v1alpha1.DevicePVName(src.NodeName, src.DeviceName)).
+		WithLabels(map[string]string{
+			v1alpha1.LabelManagedBy: v1alpha1.ManagedByValue,
+			v1alpha1.LabelComponent: ComponentDevice,
+		}).
+		WithAnnotations(map[string]string{v1alpha1.AnnotationOwner: db.OwnerAnnotationValue()}).
+		WithSpec(corev1ac.PersistentVolumeSpec().
+			WithCapacity(corev1.ResourceList{corev1.ResourceStorage: *resource.NewQuantity(capacityBytes, resource.BinarySI)}).
+			WithVolumeMode(corev1.PersistentVolumeBlock).
+			WithAccessModes(corev1.ReadWriteOnce).
+			WithPersistentVolumeReclaimPolicy(corev1.PersistentVolumeReclaimRetain).
+			WithStorageClassName("").
+			WithLocal(corev1ac.LocalVolumeSource().WithPath(db.DevicePath())).
+			WithNodeAffinity(corev1ac.VolumeNodeAffinity().WithRequired(hostnameSelector(src.NodeName))).
+			WithClaimRef(corev1ac.ObjectReference().
+				WithKind("PersistentVolumeClaim").
+				WithAPIVersion("v1").
+				WithNamespace(db.Namespace).
+				WithName(db.DeviceClaimName())))
+}
+
+// DeviceClaim is the Block claim bound to DevicePV by name.
+func DeviceClaim(db *v1alpha1.ZNSDatabase, capacityBytes int64) *corev1ac.PersistentVolumeClaimApplyConfiguration {
+	src := db.Spec.Storage.ZonedDevice
+	return corev1ac.PersistentVolumeClaim(db.DeviceClaimName(), db.Namespace).
+		WithLabels(db.Labels(ComponentDevice)).
+		WithOwnerReferences(OwnerReference(db)).
+		WithSpec(corev1ac.PersistentVolumeClaimSpec().
+			WithVolumeMode(corev1.PersistentVolumeBlock).
+			WithAccessModes(corev1.ReadWriteOnce).
+			WithStorageClassName("").
+			WithVolumeName(v1alpha1.DevicePVName(src.NodeName, src.DeviceName)).
+			WithResources(corev1ac.VolumeResourceRequirements().
+				WithRequests(corev1.ResourceList{corev1.ResourceStorage: *resource.NewQuantity(capacityBytes, resource.BinarySI)})))
+}
+
+// podSecurity runs everything as the non-root mysql user; the device group lets it open a raw device node
+// that the host owns as root:disk 0660.
+func podSecurity(db *v1alpha1.ZNSDatabase) *corev1ac.PodSecurityContextApplyConfiguration {
+	sc := corev1ac.PodSecurityContext().
+		WithRunAsNonRoot(true).
+		WithRunAsUser(MySQLUID).
+		WithRunAsGroup(MySQLGID).
+		WithFSGroup(MySQLGID).
+		WithSeccompProfile(corev1ac.SeccompProfile().WithType(corev1.SeccompProfileTypeRuntimeDefault))
+	if db.IsZoned() && db.Spec.DeviceGroupID != nil {
+		sc.WithSupplementalGroups(*db.Spec.DeviceGroupID)
+	}
+	return sc
+}
+
+func containerSecurity() *corev1ac.SecurityContextApplyConfiguration {
+	return corev1ac.SecurityContext().
+		WithAllowPrivilegeEscalation(false).
+		WithReadOnlyRootFilesystem(true).
+		WithCapabilities(corev1ac.Capabilities().WithDrop("ALL"))
+}
+
+// PreflightJob inspects the zoned device read-only (sysfs and a zone report) and writes its verdict as JSON to
+// the termination message. Nothing that can write to the device is created before it passes.
+func PreflightJob(db *v1alpha1.ZNSDatabase, image string) *batchv1ac.JobApplyConfiguration {
+	device := db.ZonedDeviceName()
+	c := corev1ac.Container().
+		WithName(PreflightContainer).
+		WithImage(image).
+		WithCommand(helperBinary, "preflight", "--device", device).
+		WithTerminationMessagePolicy(corev1.TerminationMessageFallbackToLogsOnError).
+		WithSecurityContext(containerSecurity()).
+		WithVolumeDevices(corev1ac.VolumeDevice().WithName(volumeZoned).WithDevicePath(db.DevicePath()))
+
+	spec := corev1ac.PodSpec().
+		WithRestartPolicy(corev1.RestartPolicyNever).
+		WithSecurityContext(podSecurity(db)).
+		WithContainers(c)
+	if src := db.Spec.Storage.ZonedDevice; src != nil {
+		// A hostPath, not the device's PersistentVolume: the PV is created only once the device passed.
+		spec.WithAffinity(corev1ac.Affinity().WithNodeAffinity(corev1ac.NodeAffinity().
+			WithRequiredDuringSchedulingIgnoredDuringExecution(hostnameSelector(src.NodeName)))).
+			WithVolumes(corev1ac.Volume().WithName(volumeZoned).WithHostPath(corev1ac.HostPathVolumeSource().
+				WithPath(db.DevicePath()).WithType(corev1.HostPathBlockDev)))
+	} else {
+		spec.WithVolumes(corev1ac.Volume().WithName(volumeZoned).WithPersistentVolumeClaim(
+			corev1ac.PersistentVolumeClaimVolumeSource().WithClaimName(db.DeviceClaimName()).WithReadOnly(true)))
+	}
+	return batchv1ac.Job(db.PreflightJobName(), db.Namespace).
+		WithLabels(db.Labels(ComponentPreflight)).
+		WithOwnerReferences(OwnerReference(db)).
+		WithSpec(batchv1ac.JobSpec().
+			WithBackoffLimit(0).
+			WithTemplate(corev1ac.PodTemplateSpec().
+				WithLabels(db.Labels(ComponentPreflight)).
+				WithSpec(spec)))
+}
+
+// StatefulSetInput is what the StatefulSet needs besides the database itself.
+type StatefulSetInput struct {
+	Image         string
+	ConfigMapName string
+}
+
+// StatefulSet runs one mysqld. In zoned mode an init container formats the device by the format policy
+// (re-running the preflight first) before mysqld starts.
+func StatefulSet(db *v1alpha1.ZNSDatabase, in StatefulSetInput) *appsv1ac.StatefulSetApplyConfiguration {
+	mounts := []*corev1ac.VolumeMountApplyConfiguration{
+		corev1ac.VolumeMount().WithName(v1alpha1.DataClaimTemplateName).WithMountPath(v1alpha1.DataMountPath),
+		corev1ac.VolumeMount().WithName(volumeConfig).WithMountPath(v1alpha1.ConfigDir).WithReadOnly(true),
+		corev1ac.VolumeMount().WithName(volumeRun).WithMountPath(v1alpha1.RunDir),
+		corev1ac.VolumeMount().WithName(volumeTmp).WithMountPath("/tmp"),
+	}
+	mysqld := corev1ac.Container().
+		WithName(MySQLContainer).
+		WithImage(in.Image).
+		WithArgs("--defaults-file="+v1alpha1.ConfigDir+"/"+v1alpha1.ConfigFileName).
+		WithEnv(corev1ac.EnvVar().WithName("MYSQL_ROOT_PASSWORD").WithValueFrom(corev1ac.EnvVarSource().
+			WithSecretKeyRef(corev1ac.SecretKeySelector().WithName(db.RootSecretName()).WithKey(v1alpha1.RootPasswordKey))),
+			corev1ac.EnvVar().WithName("ZNS_MYSQL_FLAVOR").WithValue(string(db.Spec.Flavor))).
+		WithPorts(corev1ac.ContainerPort().WithName("mysql").WithContainerPort(v1alpha1.MySQLPort).WithProtocol(corev1.ProtocolTCP)).
+		WithReadinessProbe(corev1ac.Probe().
+			WithExec(corev1ac.ExecAction().WithCommand(helperBinary, "health", "--socket", v1alpha1.SocketPath)).
+			WithPeriodSeconds(5).WithTimeoutSeconds(3).WithFailureThreshold(3)).
+		WithSecurityContext(containerSecurity()).
+		WithVolumeMounts(mounts...)
+	if res := resourceRequirements(db); res != nil {
+		mysqld.WithResources(res)
+	}
+
+	spec := corev1ac.PodSpec().
+		WithSecurityContext(podSecurity(db)).
+		WithTerminationGracePeriodSeconds(60).
+		WithVolumes(
+			corev1ac.Volume().WithName(volumeConfig).WithConfigMap(corev1ac.ConfigMapVolumeSource().WithName(in.ConfigMapName)),
+			corev1ac.Volume().WithName(volumeRun).WithEmptyDir(corev1ac.EmptyDirVolumeSource()),
+			corev1ac.Volume().WithName(volumeTmp).WithEmptyDir(corev1ac.EmptyDirVolumeSource()),
+		)
+
+	if db.IsZoned() {
+		device := corev1ac.VolumeDevice().WithName(volumeZoned).WithDevicePath(db.DevicePath())
+		mysqld.WithVolumeDevices(device)
+		format := corev1ac.Container().
+			WithName(FormatContainer).
+			WithImage(in.Image).
+			WithCommand(FormatCommand(db)...).
+			WithEnv(corev1ac.EnvVar().WithName("ZNS_REFORMAT_TOKEN").WithValue(db.Spec.ZenFS.ReformatToken)).
+			WithTerminationMessagePolicy(corev1.TerminationMessageFallbackToLogsOnError).
+			WithSecurityContext(containerSecurity()).
+			WithVolumeDevices(device).
+			WithVolumeMounts(mounts[0], mounts[3])
+		spec.WithInitContainers(format).
+			WithVolumes(corev1ac.Volume().WithName(volumeZoned).WithPersistentVolumeClaim(
+				corev1ac.PersistentVolumeClaimVolumeSource().WithClaimName(db.DeviceClaimName())))
+	}
+	spec.WithContainers(mysqld)
+
+	return appsv1ac.StatefulSet(db.StatefulSetName(), db.Namespace).
+		WithLabels(db.Labels(ComponentDatabase)).
+		WithOwnerReferences(OwnerReference(db)).
+		WithSpec(appsv1ac.StatefulSetSpec().
+			WithReplicas(1).
+			WithServiceName(db.ServiceName()).
+			WithSelector(metav1ac.LabelSelector().WithMatchLabels(db.SelectorLabels())).
+			WithPersistentVolumeClaimRetentionPolicy(appsv1ac.StatefulSetPersistentVolumeClaimRetentionPolicy().
+				WithWhenDeleted("Retain").WithWhenScaled("Retain")).
+			WithTemplate(corev1ac.PodTemplateSpec().
+				WithLabels(db.Labels(ComponentDatabase)).
+				WithSpec(spec)).
+			WithVolumeClaimTemplates(dataClaimTemplate(db)))
+}
+
+// FormatCommand is the init step: preflight again (the device may have changed since the Job ran), then the
+// format policy. The reformat token travels in the environment so that it is read from one place.
+func FormatCommand(db *v1alpha1.ZNSDatabase) []string {
+	policy := db.Spec.ZenFS.FormatPolicy
+	if policy == "" {
+		policy = v1alpha1.FormatIfNeeded
+	}
+	return []string{helperBinary, "format",
+		"--device", db.ZonedDeviceName(),
+		"--aux-path", v1alpha1.ZenFSAuxDir,
+		"--policy", string(policy),
+		"--finish-threshold", strconv.Itoa(int(db.Spec.ZenFS.FinishThreshold)),
+	}
+}
+
+func dataClaimTemplate(db *v1alpha1.ZNSDatabase) *corev1ac.PersistentVolumeClaimApplyConfiguration {
+	size := DefaultDataVolumeSize
+	class := db.Spec.DataVolume.StorageClassName
+	if db.Spec.DataVolume.Size != nil {
+		size = *db.Spec.DataVolume.Size
+	}
+	if v := db.Spec.Storage.Volume; v != nil {
+		size, class = DefaultVolumeSize, v.StorageClassName
+		if !v.Size.IsZero() {
+			size = v.Size
+		}
+	}
+	spec := corev1ac.PersistentVolumeClaimSpec().
+		WithAccessModes(corev1.ReadWriteOnce).
+		WithVolumeMode(corev1.PersistentVolumeFilesystem).
+		WithResources(corev1ac.VolumeResourceRequirements().WithRequests(corev1.ResourceList{corev1.ResourceStorage: size}))
+	if class != nil {
+		spec.WithStorageClassName(*class)
+	}
+	return corev1ac.PersistentVolumeClaim(v1alpha1.DataClaimTemplateName, "").
+		WithLabels(db.Labels(ComponentDatabase)).
+		WithSpec(spec)
+}
+
+func resourceRequirements(db *v1alpha1.ZNSDatabase) *corev1ac.ResourceRequirementsApplyConfiguration {
+	r := db.Spec.Resources
+	if len(r.Limits) == 0 && len(r.Requests) == 0 {
+		return nil
+	}
+	ac := corev1ac.ResourceRequirements()
+	if len(r.Limits) > 0 {
+		ac.WithLimits(r.Limits)
+	}
+	if len(r.Requests) > 0 {
+		ac.WithRequests(r.Requests)
+	}
+	return ac
+}
+
+// MemoryLimitBytes is the mysqld container's memory limit, 0 when none is set.
+func MemoryLimitBytes(db *v1alpha1.ZNSDatabase) int64 {
+	if q, ok := db.Spec.Resources.Limits[corev1.ResourceMemory]; ok {
+		return q.Value()
+	}
+	return 0
+}
+
+// Image is the MySQL image for db: its own, or the operator's default for its flavor.
+func Image(db *v1alpha1.ZNSDatabase, defaults map[v1alpha1.Flavor]string) (string, error) {
+	if db.Spec.Image != "" {
+		return db.Spec.Image, nil
+	}
+	if img := defaults[db.Spec.Flavor]; img != "" {
+		return img, nil
+	}
+	return "", fmt.Errorf("no image configured for flavor %q: set spec.image or start the operator with an image for it", db.Spec.Flavor)
+}
