@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2317 # functions run through step() look unreachable to shellcheck
 # hack/envtest-assets.sh: build (once) and print the envtest binary directory.
 #
 #   export KUBEBUILDER_ASSETS="$(hack/envtest-assets.sh)"      # shell
-#   KUBEBUILDER_ASSETS ?= $(shell hack/envtest-assets.sh)       # Makefile
+#   test: ; KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go test ./...   # Makefile
+# (In a recipe a failed build stops make; a global `$(shell ...)` would run on
+# every make invocation and turn a failure into an empty value.)
 #
 # controller-runtime's envtest needs kube-apiserver and etcd (kubectl is
 # optional, handy for debugging). Their download sites are out of reach here, so
@@ -92,17 +95,17 @@ ASSET_DIR="${envtest_root}/k8s-${K8S_VERSION}_etcd-${ETCD_VER}"
 check_apiserver() {
   local out
   out=$("$1/kube-apiserver" --version 2>&1) || return 1
-  [[ "$out" == "Kubernetes v${K8S_VERSION}" ]] || { log "$1/kube-apiserver --version: ${out}"; return 1; }
+  [[ "$out" == "Kubernetes v${K8S_VERSION}" ]] || { log "not usable: $1/kube-apiserver --version said '${out}'"; return 1; }
 }
 check_etcd() {
   local out
   out=$("$1/etcd" --version 2>&1) || return 1
-  [[ "$out" == "etcd Version: ${ETCD_VER}"* ]] || { log "$1/etcd --version: ${out%%$'\n'*}"; return 1; }
+  [[ "$out" == "etcd Version: ${ETCD_VER}"* ]] || { log "not usable: $1/etcd --version said '${out%%$'\n'*}'"; return 1; }
 }
 check_kubectl() {
   local out
   out=$("$1/kubectl" version --client 2>&1) || return 1
-  [[ "$out" == "Client Version: v${K8S_VERSION}"* ]] || { log "$1/kubectl version --client: ${out%%$'\n'*}"; return 1; }
+  [[ "$out" == "Client Version: v${K8S_VERSION}"* ]] || { log "not usable: $1/kubectl version --client said '${out%%$'\n'*}'"; return 1; }
 }
 check_all() {
   local dir=$1
@@ -125,21 +128,28 @@ done_ok() {
   exit 0
 }
 
+have_flock() { command -v flock >/dev/null 2>&1; }
+# Scratch dirs of killed builds are stale once we hold the lock (a running build holds it).
+clean_stale() { rm -rf "${envtest_root}"/.build-* 2>/dev/null || true; }
+
 # --- fast path ------------------------------------------------------------------
 if [[ "${ZNS_ENVTEST_REBUILD:-0}" != 1 ]] && check_all "$ASSET_DIR"; then
   log "cached: ${ASSET_DIR}"
+  if have_flock && compgen -G "${envtest_root}/.build-*" >/dev/null; then
+    exec 9>"${envtest_root}/.lock"
+    if flock -n 9; then clean_stale; fi
+  fi
   done_ok
 fi
 
 # --- slow path: one builder at a time ---------------------------------------------
-if command -v flock >/dev/null 2>&1; then
+if have_flock; then
   exec 9>"${envtest_root}/.lock"
   if ! flock -n 9; then
     log "another build holds ${envtest_root}/.lock; waiting"
     flock 9
   fi
-  # we hold the lock: scratch dirs left by killed builds are stale
-  rm -rf "${envtest_root}"/.build-* 2>/dev/null || true
+  clean_stale
   if [[ "${ZNS_ENVTEST_REBUILD:-0}" != 1 ]] && check_all "$ASSET_DIR"; then
     log "built by a concurrent run: ${ASSET_DIR}"
     done_ok

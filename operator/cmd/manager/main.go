@@ -53,6 +53,7 @@ func main() {
 		HealthProbeBindAddress: probeAddr,
 		LeaderElection:         leaderElect,
 		LeaderElectionID:       "zns-mysql-operator.zns-mysql.dev",
+		Client:                 client.Options{Cache: &client.CacheOptions{DisableFor: controller.UncachedObjects()}},
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
 			// Only our own pods are of interest; caching every pod of a big cluster would cost memory.
 			&corev1.Pod{}: {Label: managed},

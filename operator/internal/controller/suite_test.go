@@ -3,6 +3,7 @@ package controller_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -10,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -52,7 +52,12 @@ func runSuite(m *testing.M) int {
 		envReason = "needs KUBEBUILDER_ASSETS (kube-apiserver and etcd; `make test` builds them with hack/envtest-assets.sh)"
 		return m.Run()
 	}
-	logf.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(false), zap.Level(zapLevel())))
+	// Reconcile errors are expected in the failure-path tests; show the operator's log only when asked.
+	logOut := io.Discard
+	if os.Getenv("ZNS_TEST_VERBOSE") != "" {
+		logOut = os.Stderr
+	}
+	logf.SetLogger(zap.New(zap.WriteTo(logOut), zap.UseDevMode(true)))
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Join(filepath.Dir(file), "..", "..", "..")
 	env := &envtest.Environment{
@@ -72,7 +77,11 @@ func runSuite(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:  scheme,
+		Metrics: metricsserver.Options{BindAddress: "0"},
+		Client:  client.Options{Cache: &client.CacheOptions{DisableFor: controller.UncachedObjects()}},
+	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -96,13 +105,6 @@ func runSuite(m *testing.M) int {
 		return 1
 	}
 	return m.Run()
-}
-
-func zapLevel() zapcore.Level {
-	if os.Getenv("ZNS_TEST_VERBOSE") != "" {
-		return -1
-	}
-	return 2 // errors only: reconcile errors are expected in failure-path tests
 }
 
 func requireEnv(t *testing.T) {

@@ -58,7 +58,7 @@ type ZNSDatabaseReconciler struct {
 // +kubebuilder:rbac:groups=zns-mysql.dev,resources=znsdatabases,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=zns-mysql.dev,resources=znsdatabases/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=zns-mysql.dev,resources=znsdatabases/finalizers,verbs=update
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update;patch
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;create;update;patch;delete
@@ -204,4 +204,10 @@ func SetupZNSDatabase(mgr ctrl.Manager, opts Options) error {
 		BlockedRetry:   opts.BlockedRetry,
 	}
 	return r.SetupWithManager(mgr)
+}
+
+// UncachedObjects are read straight from the API server instead of a cluster-wide informer: the operator
+// reads a handful of Secrets by name and has no business holding every Secret of the cluster in memory.
+func UncachedObjects() []client.Object {
+	return []client.Object{&corev1.Secret{}}
 }

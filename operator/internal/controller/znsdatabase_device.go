@@ -382,11 +382,12 @@ func (r *ZNSDatabaseReconciler) readFormatReport(ctx context.Context, db *v1alph
 			return nil, nil
 		}
 		report, raw := parseReport(term)
+		wasFormatted := isFormatted(db)
 		if report != nil && report.ZenFS != nil {
 			db.Status.ZenFS = zenfsStatus(report.ZenFS)
 		}
 		if term.ExitCode == 0 {
-			if report != nil && report.ZenFS != nil && report.ZenFS.Action == dbinit.ActionFormat && !isFormatted(db) {
+			if report != nil && report.ZenFS != nil && report.ZenFS.Action == dbinit.ActionFormat && !wasFormatted {
 				event.Formatted.Emit(db, r.Recorder, fmt.Sprintf("created ZenFS on %s: %s", describeDevice(db), report.ZenFS.Reason))
 			}
 			return nil, nil

@@ -247,9 +247,9 @@ func TestConventionalDatabases(t *testing.T) {
 		flavor v1alpha1.Flavor
 		want   string // a line the generated my.cnf must hold
 	}{
-		{v1alpha1.EngineRocksDB, v1alpha1.FlavorPercona, "default-storage-engine = rocksdb"},
+		{v1alpha1.EngineRocksDB, v1alpha1.FlavorPercona, "default-storage-engine=rocksdb"},
 		{v1alpha1.EngineInnoDB, v1alpha1.FlavorPercona, "innodb_redo_log_capacity"},
-		{v1alpha1.EngineRocksDB, v1alpha1.FlavorMariaDB, "plugin-load-add = ha_rocksdb"},
+		{v1alpha1.EngineRocksDB, v1alpha1.FlavorMariaDB, "plugin-load-add=ha_rocksdb"},
 		{v1alpha1.EngineInnoDB, v1alpha1.FlavorMariaDB, "innodb_log_file_size"},
 	} {
 		t.Run(string(tc.flavor)+"-"+string(tc.engine), func(t *testing.T) {
@@ -383,7 +383,7 @@ func TestConfigChangeRollsThePod(t *testing.T) {
 	})
 	cm := &corev1.ConfigMap{}
 	waitObject(t, client.ObjectKey{Namespace: ns, Name: second}, cm)
-	if !strings.Contains(cm.Data[v1alpha1.ConfigFileName], "rocksdb_bulk_load = 1") {
+	if !strings.Contains(cm.Data[v1alpha1.ConfigFileName], "rocksdb_bulk_load=1") {
 		t.Errorf("bulkload my.cnf lacks rocksdb_bulk_load = 1:\n%s", cm.Data[v1alpha1.ConfigFileName])
 	}
 	eventually(t, "StatefulSet uses the new ConfigMap", func() error {
@@ -416,8 +416,8 @@ func TestZonedDatabaseLifecycle(t *testing.T) {
 	if got := jp.Containers[0].Command; strings.Join(got, " ") != "znsdb preflight --device nullb0" {
 		t.Errorf("preflight command %v", got)
 	}
-	if vd := jp.Containers[0].VolumeDevices; len(vd) != 1 || vd[0].DevicePath != "/dev/nullb0" {
-		t.Errorf("preflight sees the device at %v, want /dev/nullb0", vd)
+	if vm := jp.Containers[0].VolumeMounts; len(vm) != 1 || vm[0].MountPath != "/dev/nullb0" || !vm[0].ReadOnly {
+		t.Errorf("preflight sees the device at %v, want /dev/nullb0 read-only", vm)
 	}
 	if hp := jp.Volumes[0].HostPath; hp == nil || hp.Path != "/dev/nullb0" || *hp.Type != corev1.HostPathBlockDev {
 		t.Errorf("preflight volume %+v, want hostPath /dev/nullb0 of type BlockDevice", jp.Volumes[0])
@@ -495,7 +495,7 @@ func TestZonedDatabaseLifecycle(t *testing.T) {
 	}
 	cm := &corev1.ConfigMap{}
 	waitObject(t, client.ObjectKey{Namespace: ns, Name: db.Status.ConfigMapName}, cm)
-	if !strings.Contains(cm.Data[v1alpha1.ConfigFileName], "loose-rocksdb-fs-uri = zenfs://dev:nullb0") {
+	if !strings.Contains(cm.Data[v1alpha1.ConfigFileName], "loose-rocksdb-fs-uri=zenfs://dev:nullb0") {
 		t.Errorf("my.cnf lacks the ZenFS URI:\n%s", cm.Data[v1alpha1.ConfigFileName])
 	}
 
@@ -840,8 +840,17 @@ func TestValidation(t *testing.T) {
 	if cur.Spec.Profile != v1alpha1.ProfileWorkload || cur.Spec.ZenFS.FormatPolicy != v1alpha1.FormatIfNeeded || *cur.Spec.DeviceGroupID != 6 {
 		t.Errorf("defaults not applied: %+v", cur.Spec)
 	}
-	cur.Spec.Storage.Volume.Size = resource.MustParse("99Gi")
-	if err := k8s.Update(ctx, cur); err == nil || !strings.Contains(err.Error(), "storage is immutable") {
-		t.Errorf("changing storage: got %v, want 'storage is immutable'", err)
+	var updateErr error
+	eventually(t, "an update that is not a conflict", func() error {
+		cur := get(t, ok)
+		cur.Spec.Storage.Volume.Size = resource.MustParse("99Gi")
+		updateErr = k8s.Update(ctx, cur)
+		if apierrors.IsConflict(updateErr) {
+			return updateErr
+		}
+		return nil
+	})
+	if updateErr == nil || !strings.Contains(updateErr.Error(), "storage is immutable") {
+		t.Errorf("changing storage: got %v, want 'storage is immutable'", updateErr)
 	}
 }

@@ -191,23 +191,27 @@ func PreflightJob(db *v1alpha1.ZNSDatabase, image string) *batchv1ac.JobApplyCon
 		WithImage(image).
 		WithCommand(helperBinary, "preflight", "--device", device).
 		WithTerminationMessagePolicy(corev1.TerminationMessageFallbackToLogsOnError).
-		WithSecurityContext(containerSecurity()).
-		WithVolumeDevices(corev1ac.VolumeDevice().WithName(volumeZoned).WithDevicePath(db.DevicePath()))
+		WithSecurityContext(containerSecurity())
 
 	spec := corev1ac.PodSpec().
 		WithRestartPolicy(corev1.RestartPolicyNever).
-		WithSecurityContext(podSecurity(db)).
-		WithContainers(c)
+		WithSecurityContext(podSecurity(db))
 	if src := db.Spec.Storage.ZonedDevice; src != nil {
 		// A hostPath, not the device's PersistentVolume: the PV is created only once the device passed.
+		// A hostPath volume of type BlockDevice is mounted (not attached as a volumeDevice, which only claims
+		// can be), read-only, at the host's path.
 		spec.WithAffinity(corev1ac.Affinity().WithNodeAffinity(corev1ac.NodeAffinity().
 			WithRequiredDuringSchedulingIgnoredDuringExecution(hostnameSelector(src.NodeName)))).
 			WithVolumes(corev1ac.Volume().WithName(volumeZoned).WithHostPath(corev1ac.HostPathVolumeSource().
 				WithPath(db.DevicePath()).WithType(corev1.HostPathBlockDev)))
+		c.WithVolumeMounts(corev1ac.VolumeMount().WithName(volumeZoned).WithMountPath(db.DevicePath()).WithReadOnly(true))
 	} else {
 		spec.WithVolumes(corev1ac.Volume().WithName(volumeZoned).WithPersistentVolumeClaim(
 			corev1ac.PersistentVolumeClaimVolumeSource().WithClaimName(db.DeviceClaimName()).WithReadOnly(true)))
+		c.WithVolumeDevices(corev1ac.VolumeDevice().WithName(volumeZoned).WithDevicePath(db.DevicePath()))
 	}
+	// WithContainers copies the container, so it comes last.
+	spec.WithContainers(c)
 	return batchv1ac.Job(db.PreflightJobName(), db.Namespace).
 		WithLabels(db.Labels(ComponentPreflight)).
 		WithOwnerReferences(OwnerReference(db)).

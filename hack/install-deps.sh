@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# hack/install-deps.sh: install the Debian packages the test tiers use, on a fresh Debian bookworm machine.
+# Idempotent: packages already present are not downloaded again. Needs root (or sudo).
+#
+#   mariadb-server mariadb-plugin-rocksdb   a real MySQL-compatible server with MyRocks, started privately by
+#                                           the tests (test/mysqltest); the product image is Percona
+#   sysbench fio                            the benchmark tools, run for real on loopback
+set -euo pipefail
+
+packages=(git make gcc ca-certificates mariadb-server mariadb-plugin-rocksdb mariadb-client sysbench fio)
+extra=(${ZNS_EXTRA_PACKAGES:-})
+
+missing=()
+for p in "${packages[@]}" "${extra[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [[ ${#missing[@]} -eq 0 ]]; then
+  echo "install-deps: all Debian packages present"
+  exit 0
+fi
+
+SUDO=""
+[[ $(id -u) -eq 0 ]] || SUDO="sudo"
+echo "install-deps: installing ${missing[*]}"
+# Package scripts must not start a system-wide MariaDB: the tests start their own, private ones.
+policy=/usr/sbin/policy-rc.d
+created_policy=0
+if [[ ! -e $policy ]]; then
+  printf '#!/bin/sh\nexit 101\n' | $SUDO tee "$policy" >/dev/null
+  $SUDO chmod +x "$policy"
+  created_policy=1
+fi
+cleanup() { [[ $created_policy -eq 1 ]] && $SUDO rm -f "$policy"; }
+trap cleanup EXIT
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "install-deps: done"
