@@ -53,6 +53,14 @@ vet: ## go vet every package.
 envtest-assets: ## Build (once, cached) kube-apiserver and etcd for envtest.
 	@hack/envtest-assets.sh >/dev/null
 
+.PHONY: demo
+demo: ## The README's main command: the seed methodology end to end, printing a comparison.
+	hack/demo-local.sh
+
+.PHONY: bench
+bench: ## The runner must not cost throughput: bare sysbench vs the znsbench runner, same server, alternating.
+	go test ./operator/cmd/znsbench/ -run '^$$' -bench BenchmarkRunnerOverhead -benchtime $(or $(BENCH_PAIRS),3)x -timeout 15m -v
+
 .PHONY: build
 build: ## Build the operator and helper binaries into bin/.
 	CGO_ENABLED=0 go build -o bin/ ./operator/cmd/...

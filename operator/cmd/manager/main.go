@@ -27,6 +27,7 @@ func main() {
 		metricsAddr, probeAddr      string
 		leaderElect                 bool
 		perconaImage, mariadbImage  string
+		benchImage                  string
 		preflightRetry, blockedWait time.Duration
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "address the metrics endpoint binds to; 0 disables it")
@@ -34,6 +35,7 @@ func main() {
 	flag.BoolVar(&leaderElect, "leader-elect", false, "elect a leader so that only one replica reconciles")
 	flag.StringVar(&perconaImage, "percona-image", "zns-mysql/percona-zenfs:latest", "default MySQL image for flavor percona")
 	flag.StringVar(&mariadbImage, "mariadb-image", "zns-mysql/mariadb-myrocks:latest", "default MySQL image for flavor mariadb")
+	flag.StringVar(&benchImage, "bench-image", "zns-mysql/bench:latest", "default image of Benchmark Jobs (sysbench and znsbench)")
 	flag.DurationVar(&preflightRetry, "preflight-retry", time.Minute, "wait before a refused device is inspected again")
 	flag.DurationVar(&blockedWait, "blocked-retry", 30*time.Second, "wait before a database blocked on a missing object looks again")
 	opts := zap.Options{}
@@ -69,6 +71,10 @@ func main() {
 		BlockedRetry:   blockedWait,
 	}); err != nil {
 		setupLog.Error(err, "cannot set up the ZNSDatabase controller")
+		os.Exit(1)
+	}
+	if err := controller.SetupBenchmark(mgr, benchImage, nil); err != nil {
+		setupLog.Error(err, "cannot set up the Benchmark controller")
 		os.Exit(1)
 	}
 	utilruntime.Must(mgr.AddHealthzCheck("healthz", healthz.Ping))

@@ -26,6 +26,7 @@ commands:
   preflight  check that a zoned device is fit for ZenFS
   format     preflight, then format the device with ZenFS if the policy allows
   health     check that mysqld answers with a protocol-10 handshake
+  mycnf      print the mysqld configuration the operator would generate (for hand-run labs and demos)
 
 Run znsdb <command> -h for its flags.
 `
@@ -63,6 +64,8 @@ func run(ctx context.Context, args []string, d deps) int {
 		return formatCmd(ctx, args[1:], d)
 	case "health":
 		return healthCmd(ctx, args[1:], d)
+	case "mycnf":
+		return mycnfCmd(args[1:], d)
 	case "-h", "--help", "help":
 		fmt.Fprint(d.stdout, usage)
 		return exitOK

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,8 +16,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -41,6 +44,7 @@ const (
 	testBlockedRetry   = time.Second
 	perconaTestImage   = "example.test/percona-zenfs:test"
 	mariadbTestImage   = "example.test/mariadb-myrocks:test"
+	benchTestImage     = "example.test/bench:test"
 )
 
 func TestMain(m *testing.M) {
@@ -72,34 +76,17 @@ func runSuite(m *testing.M) int {
 	defer func() { _ = env.Stop() }()
 	restCfg = cfg
 
-	scheme := clientgoscheme.Scheme
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
+	if err := v1alpha1.AddToScheme(clientgoscheme.Scheme); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:  scheme,
-		Metrics: metricsserver.Options{BindAddress: "0"},
-		Client:  client.Options{Cache: &client.CacheOptions{DisableFor: controller.UncachedObjects()}},
-	})
-	if err != nil {
+	if err := startManager(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	if err := controller.SetupZNSDatabase(mgr, controller.Options{
-		Images:         map[v1alpha1.Flavor]string{v1alpha1.FlavorPercona: perconaTestImage, v1alpha1.FlavorMariaDB: mariadbTestImage},
-		PreflightRetry: testPreflightRetry,
-		BlockedRetry:   testBlockedRetry,
-	}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	defer func() { cancel(); <-done }()
+	defer stopManager()
 
-	k8s, err = client.New(cfg, client.Options{Scheme: scheme})
+	k8s, err = client.New(cfg, client.Options{Scheme: clientgoscheme.Scheme})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -149,4 +136,76 @@ func consistently(t *testing.T, what string, d time.Duration, cond func() error)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+var (
+	stopCurrent func()
+	// podLogs plays the kubelet's log endpoint, which envtest lacks: tests record what a runner pod printed.
+	podLogs = &recordedLogs{logs: map[string]string{}}
+)
+
+// startManager starts a manager with the operator's reconcilers, as cmd/manager does.
+func startManager() error {
+	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{
+		Scheme:  clientgoscheme.Scheme,
+		Metrics: metricsserver.Options{BindAddress: "0"},
+		Client:  client.Options{Cache: &client.CacheOptions{DisableFor: controller.UncachedObjects()}},
+		// A restarted manager registers the same controller names again.
+		Controller: ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		return err
+	}
+	if err := controller.SetupZNSDatabase(mgr, controller.Options{
+		Images:         map[v1alpha1.Flavor]string{v1alpha1.FlavorPercona: perconaTestImage, v1alpha1.FlavorMariaDB: mariadbTestImage},
+		PreflightRetry: testPreflightRetry,
+		BlockedRetry:   testBlockedRetry,
+	}); err != nil {
+		return err
+	}
+	if err := controller.SetupBenchmark(mgr, benchTestImage, podLogs); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	stopCurrent = func() { cancel(); <-done }
+	return nil
+}
+
+func stopManager() {
+	if stopCurrent != nil {
+		stopCurrent()
+		stopCurrent = nil
+	}
+}
+
+// restartManager plays an operator restart: every in-memory state of the reconcilers is lost.
+func restartManager(t *testing.T) {
+	t.Helper()
+	stopManager()
+	if err := startManager(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type recordedLogs struct {
+	mu   sync.Mutex
+	logs map[string]string
+}
+
+func (r *recordedLogs) set(namespace, pod, text string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.logs[namespace+"/"+pod] = text
+}
+
+func (r *recordedLogs) Read(_ context.Context, namespace, pod, _ string) (string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	text, ok := r.logs[namespace+"/"+pod]
+	if !ok {
+		return "", fmt.Errorf("no log recorded for pod %s/%s", namespace, pod)
+	}
+	return text, nil
 }

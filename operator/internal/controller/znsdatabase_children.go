@@ -158,7 +158,10 @@ func (r *ZNSDatabaseReconciler) reconcileAvailability(ctx context.Context, st *s
 	if err := r.Get(ctx, client.ObjectKey{Namespace: db.Namespace, Name: db.StatefulSetName()}, sts); err != nil {
 		return nil, err
 	}
-	ready := sts.Status.ObservedGeneration >= sts.Generation &&
+	// A StatefulSet read from the cache right after it was applied may still be the previous one, ready with the
+	// previous configuration: it counts only once it points at the current ConfigMap.
+	ready := pointsAtConfigMap(sts, st.configMapName) &&
+		sts.Status.ObservedGeneration >= sts.Generation &&
 		sts.Status.ReadyReplicas >= 1 &&
 		sts.Status.UpdatedReplicas >= 1 &&
 		(sts.Status.UpdateRevision == "" || sts.Status.CurrentRevision == sts.Status.UpdateRevision)
@@ -203,4 +206,13 @@ func (r *ZNSDatabaseReconciler) cleanupConfigMaps(ctx context.Context, st *state
 		}
 	}
 	return nil, nil
+}
+
+func pointsAtConfigMap(sts *appsv1.StatefulSet, name string) bool {
+	for _, v := range sts.Spec.Template.Spec.Volumes {
+		if v.ConfigMap != nil && v.ConfigMap.Name == name {
+			return true
+		}
+	}
+	return false
 }

@@ -97,8 +97,13 @@ func (r *ZNSDatabaseReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		r.reconcileAvailability,
 		r.cleanupConfigMaps,
 	)
-	if uerr := r.updateStatus(ctx, db, before); uerr != nil && err == nil {
+	conflict, uerr := r.updateStatus(ctx, db, before)
+	if uerr != nil && err == nil {
 		err = uerr
+	}
+	if conflict {
+		// Someone changed the object meanwhile (a Benchmark switching the profile): reconcile it afresh.
+		result = ctrl.Result{Requeue: true}
 	}
 	return result, err
 }
@@ -127,17 +132,18 @@ func (r *ZNSDatabaseReconciler) runSteps(ctx context.Context, st *state, steps .
 	return ctrl.Result{}, nil
 }
 
-func (r *ZNSDatabaseReconciler) updateStatus(ctx context.Context, db *v1alpha1.ZNSDatabase, before *v1alpha1.ZNSDatabaseStatus) error {
+// updateStatus writes the status when it changed; conflict reports that the object changed meanwhile.
+func (r *ZNSDatabaseReconciler) updateStatus(ctx context.Context, db *v1alpha1.ZNSDatabase, before *v1alpha1.ZNSDatabaseStatus) (conflict bool, err error) {
 	db.Status.ObservedGeneration = db.Generation
 	if equality.Semantic.DeepEqual(before, &db.Status) {
-		return nil
+		return false, nil
 	}
-	err := r.Status().Update(ctx, db)
+	err = r.Status().Update(ctx, db)
 	if apierrors.IsConflict(err) {
-		log.FromContext(ctx).V(1).Info("status update conflicted; the next reconcile writes it")
-		return nil
+		log.FromContext(ctx).V(1).Info("status update conflicted; reconciling again")
+		return true, nil
 	}
-	return err
+	return false, err
 }
 
 // setCondition records a condition with the current generation.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -68,7 +69,7 @@ func (r *ZNSDatabaseReconciler) reconcileDeviceConflict(ctx context.Context, st 
 	}
 	if pvOwner, err := r.devicePVOwner(ctx, db); err != nil {
 		return nil, err
-	} else if pvOwner != "" && pvOwner != db.OwnerAnnotationValue() {
+	} else if pvOwner != "" && pvOwner != db.OwnerAnnotationValue() && !slices.Contains(holders, pvOwner) {
 		holders = append(holders, pvOwner+" (its PersistentVolume is still being released)")
 	}
 	if len(holders) == 0 {

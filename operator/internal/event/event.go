@@ -39,3 +39,18 @@ var (
 	Unavailable     = Event{corev1.EventTypeWarning, "Unavailable", "%s"}
 	DeviceReleased  = Event{corev1.EventTypeNormal, "DeviceReleased", "released %s without touching its data"}
 )
+
+// Benchmark events.
+var (
+	BenchmarkStarted   = Event{corev1.EventTypeNormal, "Started", "benchmark of %d target(s) with %s started"}
+	TargetNotFound     = Event{corev1.EventTypeWarning, "TargetNotFound", "%s"}
+	TargetUnavailable  = Event{corev1.EventTypeWarning, "TargetUnavailable", "%s"}
+	ProfileSwitched    = Event{corev1.EventTypeNormal, "ProfileSwitched", "switched ZNSDatabase %s to the %s profile (%s)"}
+	PrepareFailed      = Event{corev1.EventTypeWarning, "PrepareFailed", "%s"}
+	RowCountMismatch   = Event{corev1.EventTypeWarning, "RowCountMismatch", "%s"}
+	RunFailed          = Event{corev1.EventTypeWarning, "RunFailed", "%s"}
+	IterationDone      = Event{corev1.EventTypeNormal, "IterationDone", "run %d of %d finished"}
+	SeriesMissing      = Event{corev1.EventTypeWarning, "SeriesMissing", "no interval series for target %s run %d: %s"}
+	BenchmarkCompleted = Event{corev1.EventTypeNormal, "Completed", "%s"}
+	BenchmarkFailed    = Event{corev1.EventTypeWarning, "Failed", "%s"}
+)

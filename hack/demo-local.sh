@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# hack/demo-local.sh: the seed methodology on this machine, without Kubernetes.
+#
+# Two private MariaDB 10.11 servers with MyRocks (Debian's packages, the project's stand-in for Percona
+# Server), one per engine (rocksdb, innodb), configured by the operator's own generator (znsdb mycnf):
+# prepare with the bulkload profile, restart with the workload profile, verify the row count, run a sysbench
+# workload on both at the same time (a common start barrier, as the Benchmark does for tenants), and print
+# the comparison. Everything listens on 127.0.0.1 only and is stopped at the end.
+#
+# Environment: DEMO_SECONDS (default 30), DEMO_THREADS (4), DEMO_TABLES (4), DEMO_TABLE_SIZE (20000),
+# DEMO_WORKLOAD (oltp_update_index), DEMO_MEMORY (1Gi), DEMO_DIR (a fresh directory under /var/tmp).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+seconds=${DEMO_SECONDS:-30}
+threads=${DEMO_THREADS:-4}
+tables=${DEMO_TABLES:-4}
+table_size=${DEMO_TABLE_SIZE:-20000}
+workload=${DEMO_WORKLOAD:-oltp_update_index}
+memory=${DEMO_MEMORY:-1Gi}
+
+say() { printf '\n==> %s\n' "$*"; }
+die() { printf 'demo: %s\n' "$*" >&2; exit 1; }
+
+for tool in mariadbd mariadb-install-db mariadb sysbench go; do
+  command -v "$tool" >/dev/null || {
+    [[ $(id -u) -eq 0 ]] && hack/install-deps.sh && break
+    die "$tool is missing: run hack/install-deps.sh as root (Debian: mariadb-server mariadb-plugin-rocksdb sysbench)"
+  }
+done
+plugin_dir=$(mariadbd --no-defaults --verbose --help 2>/dev/null | awk '$1 == "plugin-dir" {print $2}')
+[[ -f "${plugin_dir:-/usr/lib/mysql/plugin}/ha_rocksdb.so" ]] || die "MyRocks is missing: apt-get install mariadb-plugin-rocksdb"
+
+say "building znsdb and znsbench"
+mkdir -p bin
+CGO_ENABLED=0 go build -o bin/ ./operator/cmd/znsdb ./operator/cmd/znsbench
+
+work=${DEMO_DIR:-$(mktemp -d /var/tmp/zns-demo.XXXXXX)}
+mkdir -p "$work"
+pids=()
+cleanup() {
+  for p in "${pids[@]:-}"; do [[ -n "$p" ]] && kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]:-}"; do [[ -n "$p" ]] && wait "$p" 2>/dev/null || true; done
+}
+trap cleanup EXIT
+as_root=()
+[[ $(id -u) -eq 0 ]] && as_root=(--user=root)
+password=$(head -c 18 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' | head -c 20)
+export MYSQL_PASSWORD=$password
+
+free_port() {
+  local p
+  for p in $(seq "$1" $(( $1 + 200 ))); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
+  done
+  die "no free port near $1"
+}
+
+# cnf ENGINE PROFILE: the operator's configuration for a private server.
+cnf() {
+  local d=$work/$1
+  bin/znsdb mycnf --flavor mariadb --engine "$1" --profile "$2" --memory "$memory" \
+    --datadir "$d/data" --socket "$d/mysqld.sock" --pid-file "$d/mysqld.pid" --port "${port[$1]}" >"$d/my.cnf"
+}
+
+start() {
+  local e=$1 d=$work/$1
+  mariadbd --defaults-file="$d/my.cnf" --bind-address=127.0.0.1 "${as_root[@]}" >>"$d/mysqld.log" 2>&1 &
+  pid[$e]=$!
+  pids+=("${pid[$e]}")
+  for _ in $(seq 1 120); do
+    mariadb --no-defaults --socket="$d/mysqld.sock" -uroot -e 'SELECT 1' >/dev/null 2>&1 && return
+    kill -0 "${pid[$e]}" 2>/dev/null || { tail -n 20 "$d/mysqld.log" >&2; die "mysqld ($e) exited"; }
+    sleep 0.5
+  done
+  die "mysqld ($e) did not answer within 60 s"
+}
+
+stop() {
+  kill "${pid[$1]}" && wait "${pid[$1]}" 2>/dev/null || true
+}
+
+sql() { mariadb --no-defaults --socket="$work/$1/mysqld.sock" -uroot -N -e "$2"; }
+
+bench() { # bench ENGINE PHASE [flags...]
+  local e=$1 phase=$2
+  shift 2
+  bin/znsbench "$phase" --target "$e" --workload "$workload" --tables "$tables" --table-size "$table_size" \
+    --mysql-host 127.0.0.1 --mysql-port "${port[$e]}" --mysql-user bench --storage-engine "$e" \
+    --termination-log "$work/$e/$phase.json" "$@"
+}
+
+declare -A port pid
+engines=(rocksdb innodb)
+port[rocksdb]=$(free_port 33061)
+port[innodb]=$(free_port $(( ${port[rocksdb]} + 1 )))
+
+for e in "${engines[@]}"; do
+  say "$e: initialising a private datadir in $work/$e"
+  mkdir -p "$work/$e"
+  cnf "$e" bulkload
+  mariadb-install-db --no-defaults --auth-root-authentication-method=socket --skip-test-db "${as_root[@]}" \
+    --datadir="$work/$e/data" >"$work/$e/install.log" 2>&1 || { tail "$work/$e/install.log"; die "mariadb-install-db failed"; }
+  start "$e"
+  sql "$e" "CREATE DATABASE sbtest; CREATE USER 'bench'@'127.0.0.1' IDENTIFIED BY '$password';
+            GRANT ALL ON sbtest.* TO 'bench'@'127.0.0.1';"
+  say "$e: prepare with the bulkload profile (bulk load on, binary log off)"
+  echo "   rocksdb_bulk_load=$(sql "$e" "SELECT @@rocksdb_bulk_load" 2>/dev/null || echo n/a) log_bin=$(sql "$e" "SELECT @@log_bin")"
+  bench "$e" prepare --threads "$tables" >"$work/$e/prepare.log"
+  say "$e: restart with the workload profile (bulk load off, binary log on), then verify the rows"
+  stop "$e"
+  cnf "$e" workload
+  start "$e"
+  echo "   rocksdb_bulk_load=$(sql "$e" "SELECT @@rocksdb_bulk_load" 2>/dev/null || echo n/a) log_bin=$(sql "$e" "SELECT @@log_bin")"
+  bench "$e" verify | tail -n 1
+done
+
+start_at=$(date -u -d "+5 seconds" +%Y-%m-%dT%H:%M:%SZ)
+say "running $workload for ${seconds}s on both engines at once (common start $start_at)"
+run_pids=()
+for e in "${engines[@]}"; do
+  bench "$e" run --threads "$threads" --time "$seconds" --report-interval 5 --start-at "$start_at" >"$work/$e/run.log" 2>&1 &
+  run_pids+=($!)
+  pids+=($!)
+done
+failed=0
+for p in "${run_pids[@]}"; do wait "$p" || failed=1; done
+[[ $failed -eq 0 ]] || { tail -n 20 "$work"/*/run.log; die "a run failed (logs above)"; }
+
+say "results (MariaDB 10.11 + MyRocks on loopback; a stand-in for Percona Server on a ZNS drive)"
+bin/znsbench compare "$work/rocksdb/run.json" "$work/innodb/run.json"
+echo
+echo "logs and summaries: $work"

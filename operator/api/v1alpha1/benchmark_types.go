@@ -1,0 +1,335 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// BenchmarkPhase is where a Benchmark is in the methodology.
+// +kubebuilder:validation:Enum=Pending;WaitingForTargets;Preparing;Verifying;Running;Completed;Failed
+type BenchmarkPhase string
+
+const (
+	BenchmarkPending           BenchmarkPhase = "Pending"
+	BenchmarkWaitingForTargets BenchmarkPhase = "WaitingForTargets"
+	BenchmarkPreparing         BenchmarkPhase = "Preparing"
+	BenchmarkVerifying         BenchmarkPhase = "Verifying"
+	BenchmarkRunning           BenchmarkPhase = "Running"
+	BenchmarkCompleted         BenchmarkPhase = "Completed"
+	BenchmarkFailed            BenchmarkPhase = "Failed"
+)
+
+// Benchmark runs sysbench against one or more ZNSDatabases at once, following the seed methodology: prepare
+// with the bulk-load profile, switch back to the workload profile, verify the row count, then run every target
+// together (a common start time) for each iteration, and report per target and against a baseline.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=znsbench,categories=zns-mysql
+// +kubebuilder:printcolumn:name="Workload",type=string,JSONPath=`.spec.workload`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Progress",type=string,JSONPath=`.status.progress`
+// +kubebuilder:printcolumn:name="Baseline",type=string,JSONPath=`.status.baseline`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type Benchmark struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   BenchmarkSpec   `json:"spec"`
+	Status BenchmarkStatus `json:"status,omitempty"`
+}
+
+// BenchmarkSpec is what to run. It cannot be changed once the benchmark started: results of one spec must not
+// be mixed with another's.
+//
+// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="a Benchmark cannot be changed; create a new one"
+// +kubebuilder:validation:XValidation:rule="!has(self.baseline) || self.targets.exists(t, t.name == self.baseline)",message="baseline must name one of the targets"
+type BenchmarkSpec struct {
+	// Targets are the ZNSDatabases (in the Benchmark's namespace) that run the workload together.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=8
+	// +listType=map
+	// +listMapKey=name
+	Targets []BenchmarkTarget `json:"targets"`
+
+	// Baseline is the target the others are compared with. Default: the first target.
+	// +optional
+	Baseline string `json:"baseline,omitempty"`
+
+	// Workload is the sysbench OLTP script. Default: oltp_update_index (the seed's example).
+	// +kubebuilder:validation:Enum=oltp_update_index;oltp_update_non_index;oltp_write_only;oltp_read_write;oltp_read_only;oltp_insert;oltp_point_select;oltp_delete
+	// +kubebuilder:default=oltp_update_index
+	// +optional
+	Workload string `json:"workload,omitempty"`
+
+	// Tables is sysbench's --tables. Default: 4.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	// +kubebuilder:default=4
+	// +optional
+	Tables int32 `json:"tables,omitempty"`
+
+	// TableSize is sysbench's --table-size, rows per table (10 million rows are about 2 GB). Default: 10000.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:default=10000
+	// +optional
+	TableSize int64 `json:"tableSize,omitempty"`
+
+	// Threads is sysbench's --threads for the run phase. Default: 16.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=4096
+	// +kubebuilder:default=16
+	// +optional
+	Threads int32 `json:"threads,omitempty"`
+
+	// PrepareThreads is sysbench's --threads for the prepare phase (one table per thread). Default: 4.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	// +kubebuilder:default=4
+	// +optional
+	PrepareThreads int32 `json:"prepareThreads,omitempty"`
+
+	// DurationSeconds is the length of each run iteration, in seconds. Default: 60.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:default=60
+	// +optional
+	DurationSeconds int32 `json:"durationSeconds,omitempty"`
+
+	// ReportIntervalSeconds is sysbench's --report-interval, in seconds: the intervals the deviation figures are
+	// computed over. Default: 5.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:default=5
+	// +optional
+	ReportIntervalSeconds int32 `json:"reportIntervalSeconds,omitempty"`
+
+	// Percentile is the latency percentile sysbench reports (an integer: sysbench 1.0 accepts no other).
+	// Default: 95.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=99
+	// +kubebuilder:default=95
+	// +optional
+	Percentile int32 `json:"percentile,omitempty"`
+
+	// Iterations is how many times the run phase is repeated over the same prepared data. Default: 1.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	// +kubebuilder:default=1
+	// +optional
+	Iterations int32 `json:"iterations,omitempty"`
+
+	// Prepare creates the tables first (bulk-load profile, then back to workload, then a row count check).
+	// Set it to false to run against tables prepared before. Default: true.
+	// +kubebuilder:default=true
+	// +optional
+	Prepare *bool `json:"prepare,omitempty"`
+
+	// StartDelaySeconds is how far in the future the common start of a run is set when its Jobs are created, so
+	// that every target's pod is running when it comes. Default: 20.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=3600
+	// +kubebuilder:default=20
+	// +optional
+	StartDelaySeconds int32 `json:"startDelaySeconds,omitempty"`
+
+	// TargetTimeoutSeconds is how long the benchmark waits for a target to become Available (at the start and
+	// after each profile switch) before it fails that target. Default: 600.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:default=600
+	// +optional
+	TargetTimeoutSeconds int32 `json:"targetTimeoutSeconds,omitempty"`
+
+	// Image is the benchmark image (sysbench and the znsbench runner). Default: the operator's.
+	// +optional
+	Image string `json:"image,omitempty"`
+
+	// Resources of the benchmark containers.
+	// +optional
+	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+}
+
+// BenchmarkTarget names a ZNSDatabase.
+type BenchmarkTarget struct {
+	// Name of the ZNSDatabase.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=40
+	Name string `json:"name"`
+}
+
+// BenchmarkStatus is what the benchmark did and measured. Figures are decimal strings (Kubernetes APIs avoid
+// floating-point fields): TPS and QPS per second, latencies in milliseconds, deviations and ratios as given.
+type BenchmarkStatus struct {
+	// ObservedGeneration is the generation of the spec this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Phase is the step of the methodology the benchmark is in.
+	// +optional
+	Phase BenchmarkPhase `json:"phase,omitempty"`
+
+	// Progress is a short human summary, e.g. "run 2/3".
+	// +optional
+	Progress string `json:"progress,omitempty"`
+
+	// Iteration is the run iteration in progress or last finished (1-based).
+	// +optional
+	Iteration int32 `json:"iteration,omitempty"`
+
+	// StartAt is the common start time of the current run iteration: every target's runner waits for it.
+	// +optional
+	StartAt *metav1.Time `json:"startAt,omitempty"`
+
+	// PhaseSince is when the current phase began (timeouts count from it).
+	// +optional
+	PhaseSince *metav1.Time `json:"phaseSince,omitempty"`
+
+	// StartedAt and CompletedAt bound the whole benchmark.
+	// +optional
+	StartedAt *metav1.Time `json:"startedAt,omitempty"`
+	// +optional
+	CompletedAt *metav1.Time `json:"completedAt,omitempty"`
+
+	// Baseline is the target the ratios are computed against.
+	// +optional
+	Baseline string `json:"baseline,omitempty"`
+
+	// Targets holds the results per target.
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Targets []TargetStatus `json:"targets,omitempty"`
+
+	// Conditions: Completed, Failed.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// TargetState is where one target is.
+type TargetState string
+
+const (
+	TargetPending  TargetState = "Pending"
+	TargetPrepared TargetState = "Prepared"
+	TargetVerified TargetState = "Verified"
+	TargetDone     TargetState = "Done"
+	TargetFailed   TargetState = "Failed"
+)
+
+// TargetStatus is one target's progress and results.
+type TargetStatus struct {
+	// Name of the ZNSDatabase.
+	Name string `json:"name"`
+	// State of the target: Pending, Prepared, Verified, Done or Failed.
+	// +optional
+	State TargetState `json:"state,omitempty"`
+	// Message explains a failure.
+	// +optional
+	Message string `json:"message,omitempty"`
+	// Engine and Storage of the database, copied for the comparison table.
+	// +optional
+	Engine string `json:"engine,omitempty"`
+	// +optional
+	Storage string `json:"storage,omitempty"`
+	// ProfileSwitched records that the benchmark set the database's profile to bulkload and owes it the switch
+	// back to workload (also on failure or deletion).
+	// +optional
+	ProfileSwitched bool `json:"profileSwitched,omitempty"`
+	// Rows found by the verification after prepare.
+	// +optional
+	Rows int64 `json:"rows,omitempty"`
+	// Iterations are the results of each run.
+	// +optional
+	Iterations []IterationResult `json:"iterations,omitempty"`
+	// Mean is the mean over the iterations.
+	// +optional
+	Mean *RunFigures `json:"mean,omitempty"`
+	// VsBaseline compares Mean with the baseline target's.
+	// +optional
+	VsBaseline *Ratios `json:"vsBaseline,omitempty"`
+}
+
+// IterationResult is one run of one target.
+type IterationResult struct {
+	// Iteration is 1-based.
+	Iteration  int32 `json:"iteration"`
+	RunFigures `json:",inline"`
+	// Transactions in the run.
+	// +optional
+	Transactions int64 `json:"transactions,omitempty"`
+	// SeriesConfigMap holds the per-interval series of this run (kubectl get configmap NAME -o yaml).
+	// +optional
+	SeriesConfigMap string `json:"seriesConfigMap,omitempty"`
+	// StartTime and EndTime of the run as the runner saw them.
+	// +optional
+	StartTime string `json:"startTime,omitempty"`
+	// +optional
+	EndTime string `json:"endTime,omitempty"`
+}
+
+// RunFigures are the measured figures of a run, as decimal strings.
+type RunFigures struct {
+	// TPS is transactions per second.
+	// +optional
+	TPS string `json:"tps,omitempty"`
+	// QPS is queries per second.
+	// +optional
+	QPS string `json:"qps,omitempty"`
+	// LatencyAvgMs is the mean transaction latency in milliseconds.
+	// +optional
+	LatencyAvgMs string `json:"latencyAvgMs,omitempty"`
+	// LatencyPctMs is the latency at spec.percentile, in milliseconds.
+	// +optional
+	LatencyPctMs string `json:"latencyPctMs,omitempty"`
+	// LatencyMaxMs is the maximum latency in milliseconds.
+	// +optional
+	LatencyMaxMs string `json:"latencyMaxMs,omitempty"`
+	// ErrorsPerSec are ignored errors (lock conflicts MyRocks reports) per second.
+	// +optional
+	ErrorsPerSec string `json:"errorsPerSec,omitempty"`
+	// ReconnectsPerSec are reconnects per second.
+	// +optional
+	ReconnectsPerSec string `json:"reconnectsPerSec,omitempty"`
+	// TPSRelDevPct is the relative deviation of TPS across report intervals, in percent (the QoS figure).
+	// +optional
+	TPSRelDevPct string `json:"tpsRelDevPct,omitempty"`
+	// LatencyRelDevPct is the relative deviation of the percentile latency across intervals, in percent.
+	// +optional
+	LatencyRelDevPct string `json:"latencyRelDevPct,omitempty"`
+	// DeviceWrittenBytes is what the kernel counted as written to the target's device during the run; empty
+	// when the device was not visible to the runner.
+	// +optional
+	DeviceWrittenBytes string `json:"deviceWrittenBytes,omitempty"`
+	// BytesPerTransaction is DeviceWrittenBytes / transactions.
+	// +optional
+	BytesPerTransaction string `json:"bytesPerTransaction,omitempty"`
+}
+
+// Ratios compare a target with the baseline: target / baseline.
+type Ratios struct {
+	// TPS ratio: above 1 is faster than the baseline.
+	// +optional
+	TPS string `json:"tps,omitempty"`
+	// LatencyPct ratio: below 1 is lower latency than the baseline.
+	// +optional
+	LatencyPct string `json:"latencyPct,omitempty"`
+	// LatencyAvg ratio.
+	// +optional
+	LatencyAvg string `json:"latencyAvg,omitempty"`
+	// BytesPerTransaction ratio: below 1 writes less to the device per transaction.
+	// +optional
+	BytesPerTransaction string `json:"bytesPerTransaction,omitempty"`
+}
+
+// BenchmarkList is a list of Benchmark.
+//
+// +kubebuilder:object:root=true
+type BenchmarkList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Benchmark `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Benchmark{}, &BenchmarkList{})
+}

@@ -1,0 +1,397 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/zns-mysql/zns-mysql/operator/internal/benchresult"
+	"github.com/zns-mysql/zns-mysql/operator/internal/benchstat"
+	"github.com/zns-mysql/zns-mysql/operator/internal/blockstat"
+	"github.com/zns-mysql/zns-mysql/operator/internal/sysbench"
+)
+
+// stopGrace is how long sysbench gets to exit after SIGTERM before it is
+// killed, when the runner itself is being stopped.
+const stopGrace = 10 * time.Second
+
+type runner struct {
+	cfg            config
+	stdout, stderr io.Writer
+	redact         redactor
+	now            func() time.Time
+	sleep          func(context.Context, time.Duration) error
+	environ        func() []string
+
+	sum    benchresult.Summary
+	series *benchresult.Series
+
+	outMu sync.Mutex // serialises writes to stdout and stderr
+	tail  *lineRing
+}
+
+func (r *runner) logf(format string, a ...any) {
+	r.outMu.Lock()
+	defer r.outMu.Unlock()
+	fmt.Fprintf(r.stderr, "znsbench: %s\n", r.redact.String(fmt.Sprintf(format, a...)))
+}
+
+func (r *runner) main(ctx context.Context) int {
+	c := r.cfg
+	r.sum = benchresult.Summary{Phase: c.phase, Target: c.target, Iteration: c.iteration,
+		Workload: c.spec.Workload, Threads: c.spec.Threads}
+	r.tail = newLineRing(max(c.tailLines, 1))
+
+	var err error
+	if c.phase == benchresult.PhaseVerify {
+		err = r.verify(ctx)
+	} else {
+		err = r.sysbench(ctx)
+	}
+	if err != nil {
+		r.sum.OK = false
+		r.sum.Error = r.redact.String(err.Error())
+	} else {
+		r.sum.OK = true
+	}
+	r.report()
+	if !r.sum.OK {
+		return 1
+	}
+	return 0
+}
+
+// report writes the summary to the termination log and stdout, then the
+// series line, which comes last so that it is the log's final line.
+func (r *runner) report() {
+	b, err := r.sum.Encode()
+	if err != nil {
+		// Only absurd --target values get here; keep the verdict.
+		small := benchresult.Summary{Phase: r.sum.Phase, OK: r.sum.OK, Error: "summary too large: " + err.Error()}
+		b, _ = small.Encode()
+	}
+	if r.cfg.terminationLog != "" {
+		if werr := os.WriteFile(r.cfg.terminationLog, b, 0o644); werr != nil {
+			r.logf("termination log not written (%v); the summary is on stdout", werr)
+		}
+	}
+	r.outMu.Lock()
+	fmt.Fprintf(r.stdout, "%s%s\n", benchresult.SummaryPrefix, b)
+	r.outMu.Unlock()
+	if r.series != nil && r.series.Len() > 0 {
+		line, err := r.series.Line()
+		if err != nil {
+			r.logf("series not printed: %v", err)
+			return
+		}
+		r.outMu.Lock()
+		fmt.Fprintln(r.stdout, line)
+		r.outMu.Unlock()
+	}
+}
+
+// failure is a sysbench failure: what happened, then its last lines.
+func (r *runner) failure(format string, a ...any) error {
+	msg := fmt.Sprintf(format, a...)
+	if lines := r.tail.Lines(); len(lines) > 0 {
+		msg += "\n" + strings.Join(lines, "\n")
+	}
+	return errors.New(msg)
+}
+
+func (r *runner) sysbench(ctx context.Context) error {
+	c := r.cfg
+	phase := sysbench.Phase(c.phase)
+	args, err := c.spec.Args(phase)
+	if err != nil {
+		return err
+	}
+	version, err := r.version(ctx)
+	if err != nil {
+		return err
+	}
+	r.sum.SysbenchVersion = version.Raw
+
+	env := childEnv(r.environ())
+	switch c.passwordMode {
+	case "env":
+		if c.password != "" {
+			env = append(env, sysbench.PasswordEnv+"="+c.password)
+		}
+	case "config-file":
+		if c.password != "" {
+			path, cleanup, err := writeConfigFile(c.password)
+			if err != nil {
+				return err
+			}
+			defer cleanup()
+			args = append([]string{"--config-file=" + path}, args...)
+		}
+	default:
+		return fmt.Errorf("unknown --password-mode %q (want env or config-file)", c.passwordMode)
+	}
+
+	if err := waitForStart(ctx, c.startAt, c.startTolerance, r.now, r.sleep); err != nil {
+		return err
+	}
+
+	before, haveBefore := r.sampleDevice()
+	r.logf("running %s %s", c.sysbenchPath, strings.Join(args, " "))
+	r.sum.StartTime = r.now().UTC().Format(time.RFC3339Nano)
+	parser := sysbench.NewParser()
+	var stdoutLines []string // prepare's output is small and parsed at the end
+	onStdout := func(line string) {
+		parser.Line(line)
+		if phase == sysbench.PhasePrepare {
+			stdoutLines = append(stdoutLines, line)
+		}
+	}
+	waitErr := r.execStream(ctx, c.sysbenchPath, args, env, onStdout)
+	r.sum.EndTime = r.now().UTC().Format(time.RFC3339Nano)
+	after, haveAfter := r.sampleDevice()
+
+	res, parseErr := parser.Result()
+	r.fillRun(res)
+	var written int64 = -1
+	if haveBefore && haveAfter {
+		if d, err := blockstat.Delta(before, after); err != nil {
+			r.logf("device %s: %v; written bytes omitted", c.device, err)
+		} else {
+			written = int64(d.WrittenBytes())
+			r.sum.Device = c.device
+			r.sum.DeviceWrittenBytes = written
+		}
+	}
+
+	var fatal *sysbench.FatalError
+	switch {
+	case waitErr != nil && ctx.Err() != nil:
+		return r.failure("sysbench %s interrupted (%v): %v", phase, context.Cause(ctx), waitErr)
+	case waitErr != nil:
+		return r.failure("sysbench %s failed: %v", phase, waitErr)
+	case errors.As(parseErr, &fatal):
+		// sysbench can print FATAL and still exit 0 (measured: 1.0.20's
+		// prepare into existing tables), so the lines decide, not the status.
+		return r.failure("sysbench %s printed FATAL errors although it exited 0", phase)
+	}
+	switch phase {
+	case sysbench.PhaseRun:
+		if parseErr != nil {
+			return r.failure("sysbench run output unusable: %v", parseErr)
+		}
+		if written >= 0 {
+			if per, ok := benchstat.BytesPerTransaction(written, r.sum.Transactions); ok {
+				r.sum.BytesPerTransaction = per
+			}
+		}
+	case sysbench.PhasePrepare:
+		p, err := sysbench.ParsePrepare(strings.NewReader(strings.Join(stdoutLines, "\n")))
+		if err != nil {
+			return err
+		}
+		if err := p.Check(c.spec.Tables, c.spec.TableSize); err != nil {
+			return r.failure("%v", err)
+		}
+	}
+	return nil
+}
+
+// fillRun copies the parsed figures into the summary and the series.
+func (r *runner) fillRun(res *sysbench.Result) {
+	if res == nil {
+		return
+	}
+	if res.Version != "" && r.sum.SysbenchVersion == "" {
+		r.sum.SysbenchVersion = res.Version
+	}
+	r.sum.ReportIntervalSec = res.ReportIntervalSec
+	if s := res.Summary; s != nil {
+		r.sum.DurationSec = s.TotalTimeSec
+		r.sum.Transactions = s.Transactions
+		r.sum.TPS = s.TPS
+		r.sum.QPS = s.QPS
+		r.sum.LatencyAvgMS = s.LatencyAvgMS
+		r.sum.LatencyPctMS = s.LatencyPctMS
+		r.sum.LatencyMaxMS = s.LatencyMaxMS
+		r.sum.Percentile = s.Percentile
+		r.sum.IgnoredErrors = s.IgnoredErrors
+		r.sum.ErrorsPerSec = s.IgnoredErrorsPerSec
+		r.sum.Reconnects = s.Reconnects
+		r.sum.ReconnectsPerSec = s.ReconnectsPerSec
+	}
+	if len(res.Intervals) == 0 {
+		return
+	}
+	st := benchstat.FromIntervals(res.Intervals)
+	r.sum.Intervals = st.Intervals
+	r.sum.TPSRelDevPct = st.TPS.RelDevPct
+	r.sum.TPSMin, r.sum.TPSMax = st.TPS.Min, st.TPS.Max
+	r.sum.LatencyRelDevPct = st.Latency.RelDevPct
+	r.sum.LatencyPctMinMS, r.sum.LatencyPctMaxMS = st.Latency.Min, st.Latency.Max
+
+	s := &benchresult.Series{Target: r.cfg.target, Iteration: r.cfg.iteration,
+		Percentile: st.Percentile, ReportIntervalSec: res.ReportIntervalSec}
+	for _, iv := range res.Intervals {
+		s.Time = append(s.Time, iv.Time)
+		s.TPS = append(s.TPS, iv.TPS)
+		s.QPS = append(s.QPS, iv.QPS)
+		s.LatencyMS = append(s.LatencyMS, iv.LatencyMS)
+		s.ErrorsPerSec = append(s.ErrorsPerSec, iv.ErrorsPerSec)
+		s.ReconnectsPerSec = append(s.ReconnectsPerSec, iv.ReconnectsPerSec)
+	}
+	r.series = s
+}
+
+// version asks sysbench for its version: it proves the binary runs before
+// the barrier, and the summary records which one produced the numbers.
+func (r *runner) version(ctx context.Context) (sysbench.Version, error) {
+	vctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(vctx, r.cfg.sysbenchPath, "--version")
+	cmd.Env = childEnv(r.environ())
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return sysbench.Version{}, fmt.Errorf("cannot run %s --version: %v: %s", r.cfg.sysbenchPath, err, strings.TrimSpace(string(out)))
+	}
+	return sysbench.ParseVersion(string(out))
+}
+
+// sampleDevice reads the device's counters; a device that is not visible
+// (no --device, or not on this node) is not an error: the byte figures are
+// then left out of the summary.
+func (r *runner) sampleDevice() (blockstat.Stat, bool) {
+	if r.cfg.device == "" {
+		return blockstat.Stat{}, false
+	}
+	st, err := blockstat.Sample(r.cfg.sysBlock, r.cfg.device)
+	if err != nil {
+		r.logf("device %s not sampled (%v); written bytes omitted", r.cfg.device, err)
+		return blockstat.Stat{}, false
+	}
+	return st, true
+}
+
+// childEnv is the runner's environment without the password variables:
+// sysbench gets the password only the way --password-mode says.
+func childEnv(environ []string) []string {
+	out := make([]string, 0, len(environ)+1)
+	for _, kv := range environ {
+		if strings.HasPrefix(kv, PasswordVar+"=") || strings.HasPrefix(kv, sysbench.PasswordEnv+"=") {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+// writeConfigFile puts the password into a file only this user can read.
+func writeConfigFile(password string) (string, func(), error) {
+	line, err := sysbench.ConfigFileLine(password)
+	if err != nil {
+		return "", nil, err
+	}
+	f, err := os.CreateTemp("", "znsbench-*.cfg") // created 0600
+	if err != nil {
+		return "", nil, err
+	}
+	cleanup := func() { _ = os.Remove(f.Name()) }
+	if _, err := f.WriteString(line); err != nil {
+		f.Close()
+		cleanup()
+		return "", nil, err
+	}
+	if err := f.Close(); err != nil {
+		cleanup()
+		return "", nil, err
+	}
+	return f.Name(), cleanup, nil
+}
+
+// execStream runs the program, copying its stdout and stderr line by line,
+// redacted, to the runner's own as they arrive, and handing each stdout
+// line to onStdout. On ctx's end sysbench gets SIGTERM, then SIGKILL.
+func (r *runner) execStream(ctx context.Context, path string, args, env []string, onStdout func(string)) error {
+	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.Env = env
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = stopGrace
+	outPipe, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	errPipe, err := cmd.StderrPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		r.copyLines(outPipe, r.stdout, onStdout)
+	}()
+	go func() {
+		defer wg.Done()
+		r.copyLines(errPipe, r.stderr, nil)
+	}()
+	wg.Wait() // all output read before Wait closes the pipes
+	return cmd.Wait()
+}
+
+func (r *runner) copyLines(src io.Reader, dst io.Writer, each func(string)) {
+	br := bufio.NewReaderSize(src, 64*1024)
+	for {
+		line, err := br.ReadString('\n')
+		if line != "" {
+			line = strings.TrimRight(line, "\r\n")
+			if each != nil {
+				each(line)
+			}
+			shown := r.redact.String(line)
+			r.tail.Add(shown)
+			r.outMu.Lock()
+			_, _ = io.WriteString(dst, shown+"\n")
+			r.outMu.Unlock()
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// lineRing keeps the last n lines.
+type lineRing struct {
+	mu    sync.Mutex
+	lines []string
+	n     int
+}
+
+func newLineRing(n int) *lineRing { return &lineRing{n: n} }
+
+func (l *lineRing) Add(s string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if strings.TrimSpace(s) == "" {
+		return // blank lines carry nothing into an error message
+	}
+	l.lines = append(l.lines, s)
+	if len(l.lines) > l.n {
+		l.lines = l.lines[len(l.lines)-l.n:]
+	}
+}
+
+func (l *lineRing) Lines() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.lines...)
+}

@@ -1,0 +1,128 @@
+package controller
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
+	"github.com/zns-mysql/zns-mysql/operator/internal/benchresult"
+)
+
+// decimal formats a figure for status: fixed two decimals reads well in kubectl and compares as a number.
+func decimal(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return ""
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
+}
+
+// ratio formats a/b with three decimals; empty when b is zero or either is unknown.
+func ratio(a, b float64, known bool) string {
+	if !known || b == 0 || math.IsNaN(a) || math.IsNaN(b) {
+		return ""
+	}
+	return strconv.FormatFloat(a/b, 'f', 3, 64)
+}
+
+// iterationResult turns a runner summary into the status figures of one run.
+func iterationResult(iteration int32, s benchresult.Summary, seriesConfigMap string) v1alpha1.IterationResult {
+	r := v1alpha1.IterationResult{
+		Iteration:       iteration,
+		Transactions:    s.Transactions,
+		SeriesConfigMap: seriesConfigMap,
+		StartTime:       s.StartTime,
+		EndTime:         s.EndTime,
+		RunFigures: v1alpha1.RunFigures{
+			TPS:              decimal(s.TPS),
+			QPS:              decimal(s.QPS),
+			LatencyAvgMs:     decimal(s.LatencyAvgMS),
+			LatencyPctMs:     decimal(s.LatencyPctMS),
+			LatencyMaxMs:     decimal(s.LatencyMaxMS),
+			ErrorsPerSec:     decimal(s.ErrorsPerSec),
+			ReconnectsPerSec: decimal(s.ReconnectsPerSec),
+			TPSRelDevPct:     decimal(s.TPSRelDevPct),
+			LatencyRelDevPct: decimal(s.LatencyRelDevPct),
+		},
+	}
+	if s.Device != "" {
+		r.DeviceWrittenBytes = strconv.FormatInt(s.DeviceWrittenBytes, 10)
+		if s.Transactions > 0 {
+			r.BytesPerTransaction = decimal(s.BytesPerTransaction)
+		}
+	}
+	return r
+}
+
+// figure reads a status figure back; ok is false when it is empty.
+func figure(s string) (float64, bool) {
+	if s == "" {
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	return v, err == nil
+}
+
+// meanFigures averages each figure over the iterations that have it. Device figures are averaged only when
+// every iteration has them, so that a mean never silently covers part of the runs.
+func meanFigures(its []v1alpha1.IterationResult) *v1alpha1.RunFigures {
+	if len(its) == 0 {
+		return nil
+	}
+	get := []func(*v1alpha1.RunFigures) *string{
+		func(f *v1alpha1.RunFigures) *string { return &f.TPS },
+		func(f *v1alpha1.RunFigures) *string { return &f.QPS },
+		func(f *v1alpha1.RunFigures) *string { return &f.LatencyAvgMs },
+		func(f *v1alpha1.RunFigures) *string { return &f.LatencyPctMs },
+		func(f *v1alpha1.RunFigures) *string { return &f.LatencyMaxMs },
+		func(f *v1alpha1.RunFigures) *string { return &f.ErrorsPerSec },
+		func(f *v1alpha1.RunFigures) *string { return &f.ReconnectsPerSec },
+		func(f *v1alpha1.RunFigures) *string { return &f.TPSRelDevPct },
+		func(f *v1alpha1.RunFigures) *string { return &f.LatencyRelDevPct },
+		func(f *v1alpha1.RunFigures) *string { return &f.DeviceWrittenBytes },
+		func(f *v1alpha1.RunFigures) *string { return &f.BytesPerTransaction },
+	}
+	out := &v1alpha1.RunFigures{}
+	for _, g := range get {
+		sum, n := 0.0, 0
+		for i := range its {
+			if v, ok := figure(*g(&its[i].RunFigures)); ok {
+				sum += v
+				n++
+			}
+		}
+		if n == len(its) {
+			*g(out) = decimal(sum / float64(n))
+		}
+	}
+	return out
+}
+
+// ratios compares a target's mean with the baseline's.
+func ratios(target, baseline *v1alpha1.RunFigures) *v1alpha1.Ratios {
+	if target == nil || baseline == nil {
+		return nil
+	}
+	pair := func(a, b string) string {
+		x, okx := figure(a)
+		y, oky := figure(b)
+		return ratio(x, y, okx && oky)
+	}
+	return &v1alpha1.Ratios{
+		TPS:                 pair(target.TPS, baseline.TPS),
+		LatencyPct:          pair(target.LatencyPctMs, baseline.LatencyPctMs),
+		LatencyAvg:          pair(target.LatencyAvgMs, baseline.LatencyAvgMs),
+		BytesPerTransaction: pair(target.BytesPerTransaction, baseline.BytesPerTransaction),
+	}
+}
+
+// seriesCSV renders a series as CSV with a header line.
+func seriesCSV(s benchresult.Series, header string) string {
+	var b strings.Builder
+	b.WriteString(header + "\n")
+	for i := 0; i < s.Len(); i++ {
+		fmt.Fprintf(&b, "%g,%g,%g,%g,%g,%g\n", s.Time[i], s.TPS[i], s.QPS[i], s.LatencyMS[i], s.ErrorsPerSec[i], s.ReconnectsPerSec[i])
+	}
+	return b.String()
+}

@@ -1,0 +1,544 @@
+package controller_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
+	"github.com/zns-mysql/zns-mysql/operator/internal/benchresult"
+	"github.com/zns-mysql/zns-mysql/operator/internal/controller"
+	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
+)
+
+// autoReady plays the StatefulSet controller and kubelet for a namespace: every StatefulSet becomes ready on
+// its current generation shortly after it changes, the way a rolled pod becomes ready.
+func autoReady(t *testing.T, ns string) {
+	t.Helper()
+	c, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for c.Err() == nil {
+			list := &appsv1.StatefulSetList{}
+			if err := k8s.List(c, list, client.InNamespace(ns)); err == nil {
+				for i := range list.Items {
+					sts := &list.Items[i]
+					if sts.Status.ObservedGeneration == sts.Generation && sts.Status.ReadyReplicas == 1 {
+						continue
+					}
+					rev := fmt.Sprintf("r%d", sts.Generation)
+					sts.Status = appsv1.StatefulSetStatus{ObservedGeneration: sts.Generation, Replicas: 1, ReadyReplicas: 1,
+						CurrentReplicas: 1, UpdatedReplicas: 1, AvailableReplicas: 1, CurrentRevision: rev, UpdateRevision: rev}
+					_ = k8s.Status().Update(c, sts)
+				}
+			}
+			time.Sleep(150 * time.Millisecond)
+		}
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+}
+
+func benchmark(ns, name string, targets ...string) *v1alpha1.Benchmark {
+	b := &v1alpha1.Benchmark{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: v1alpha1.BenchmarkSpec{
+			Workload: "oltp_update_index", Tables: 2, TableSize: 1000, Threads: 8, DurationSeconds: 10,
+			ReportIntervalSeconds: 1, Iterations: 1,
+		},
+	}
+	for _, tg := range targets {
+		b.Spec.Targets = append(b.Spec.Targets, v1alpha1.BenchmarkTarget{Name: tg})
+	}
+	return b
+}
+
+func getBench(t *testing.T, b *v1alpha1.Benchmark) *v1alpha1.Benchmark {
+	t.Helper()
+	out := &v1alpha1.Benchmark{}
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(b), out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func waitBenchPhase(t *testing.T, b *v1alpha1.Benchmark, phase v1alpha1.BenchmarkPhase) *v1alpha1.Benchmark {
+	t.Helper()
+	var cur *v1alpha1.Benchmark
+	eventually(t, "benchmark phase "+string(phase), func() error {
+		cur = getBench(t, b)
+		if cur.Status.Phase != phase {
+			return fmt.Errorf("phase %q (%s), targets %+v", cur.Status.Phase, cur.Status.Progress, cur.Status.Targets)
+		}
+		return nil
+	})
+	return cur
+}
+
+func targetStatus(b *v1alpha1.Benchmark, name string) v1alpha1.TargetStatus {
+	for _, ts := range b.Status.Targets {
+		if ts.Name == name {
+			return ts
+		}
+	}
+	return v1alpha1.TargetStatus{}
+}
+
+func waitBenchEvent(t *testing.T, b *v1alpha1.Benchmark, reason string) string {
+	t.Helper()
+	var msg string
+	eventually(t, "benchmark event "+reason, func() error {
+		list := &corev1.EventList{}
+		if err := k8s.List(ctx, list, client.InNamespace(b.Namespace)); err != nil {
+			return err
+		}
+		for _, e := range list.Items {
+			if e.InvolvedObject.Kind == "Benchmark" && e.InvolvedObject.Name == b.Name && e.Reason == reason {
+				msg = e.Message
+				return nil
+			}
+		}
+		return errors.New("not yet")
+	})
+	return msg
+}
+
+// finishBenchJob plays the Job controller and kubelet for a runner Job: its pod terminates with the summary as
+// termination message and log, and the Job completes or fails.
+func finishBenchJob(t *testing.T, ns, name string, sum *benchresult.Summary, log string, failed bool) *batchv1.Job {
+	t.Helper()
+	job := &batchv1.Job{}
+	waitObject(t, client.ObjectKey{Namespace: ns, Name: name}, job)
+	if sum != nil {
+		msg, err := sum.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: name + "-", Labels: job.Spec.Template.Labels},
+			Spec:       job.Spec.Template.Spec,
+		}
+		create(t, pod)
+		now := metav1.Now()
+		exit := int32(0)
+		pod.Status.Phase = corev1.PodSucceeded
+		if failed {
+			exit, pod.Status.Phase = 1, corev1.PodFailed
+		}
+		pod.Status.ContainerStatuses = []corev1.ContainerStatus{{
+			Name: resources.RunnerContainer, Image: benchTestImage,
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: exit, Message: string(msg), StartedAt: now, FinishedAt: now}},
+		}}
+		if err := k8s.Status().Update(ctx, pod); err != nil {
+			t.Fatal(err)
+		}
+		podLogs.set(ns, pod.Name, log+"\n"+benchresult.SummaryPrefix+string(msg)+"\n")
+	}
+	setJobDone(t, job, failed, "BackoffLimitExceeded", "Job has reached the specified backoff limit")
+	return job
+}
+
+func setJobDone(t *testing.T, job *batchv1.Job, failed bool, reason, message string) {
+	t.Helper()
+	now := metav1.Now()
+	job.Status.StartTime = &now
+	if failed {
+		job.Status.Failed = 1
+		job.Status.Conditions = []batchv1.JobCondition{
+			{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, LastTransitionTime: now, Reason: reason, Message: message},
+			{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, LastTransitionTime: now, Reason: reason, Message: message},
+		}
+	} else {
+		job.Status.Succeeded = 1
+		job.Status.CompletionTime = &now
+		job.Status.Conditions = []batchv1.JobCondition{
+			{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, LastTransitionTime: now},
+			{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastTransitionTime: now},
+		}
+	}
+	if err := k8s.Status().Update(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func okSummary(phase, target string) *benchresult.Summary {
+	return &benchresult.Summary{Phase: phase, Target: target, OK: true}
+}
+
+func runSummary(target string, it int, tps, latPct float64, device bool) *benchresult.Summary {
+	s := &benchresult.Summary{
+		Phase: "run", Target: target, Iteration: it, OK: true, Workload: "oltp_update_index", Threads: 8,
+		DurationSec: 10, Transactions: int64(tps * 10), TPS: tps, QPS: tps * 4, LatencyAvgMS: latPct / 2,
+		LatencyPctMS: latPct, LatencyMaxMS: latPct * 3, Percentile: 95, ErrorsPerSec: 0.5, Intervals: 10,
+		TPSRelDevPct: 3.5, LatencyRelDevPct: 7.25, ReportIntervalSec: 1,
+	}
+	if device {
+		s.Device, s.DeviceWrittenBytes = "nullb0", int64(tps*10)*4096
+		s.BytesPerTransaction = 4096
+	}
+	return s
+}
+
+func seriesLog(t *testing.T, target string, it int, tps float64) string {
+	t.Helper()
+	s := benchresult.Series{Target: target, Iteration: it, Percentile: 95, ReportIntervalSec: 1,
+		Time: []float64{1, 2, 3}, TPS: []float64{tps - 1, tps, tps + 1}, QPS: []float64{4 * tps, 4 * tps, 4 * tps},
+		LatencyMS: []float64{5, 6, 7}, ErrorsPerSec: []float64{0, 1, 0}, ReconnectsPerSec: []float64{0, 0, 0}}
+	line, err := s.Line()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "[ 1s ] thds: 8 tps: ...\n" + line
+}
+
+func jobArg(job *batchv1.Job, flag string) string {
+	args := job.Spec.Template.Spec.Containers[0].Command
+	if i := slices.Index(args, flag); i >= 0 && i+1 < len(args) {
+		return args[i+1]
+	}
+	return ""
+}
+
+func profileOf(t *testing.T, ns, name string) v1alpha1.Profile {
+	t.Helper()
+	db := &v1alpha1.ZNSDatabase{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, db); err != nil {
+		t.Fatal(err)
+	}
+	return db.Spec.Profile
+}
+
+func waitProfile(t *testing.T, ns, name string, p v1alpha1.Profile) {
+	t.Helper()
+	eventually(t, name+" profile "+string(p), func() error {
+		if got := profileOf(t, ns, name); got != p {
+			return fmt.Errorf("profile %s", got)
+		}
+		return nil
+	})
+}
+
+// availableDBs creates a zoned MyRocks database (its preflight passed) and a conventional InnoDB one, and
+// waits until both are Available.
+func availableDBs(t *testing.T, ns, node string) (zoned, innodb *v1alpha1.ZNSDatabase) {
+	t.Helper()
+	autoReady(t, ns)
+	zoned = zonedDB(ns, "tenant1", node, "nullb0")
+	innodb = volumeDB(ns, "inno", v1alpha1.EngineInnoDB, v1alpha1.FlavorPercona)
+	create(t, zoned)
+	create(t, innodb)
+	report, _ := preflightReport(t, "nullb0")
+	finishPreflight(t, zoned, report, true)
+	waitCondition(t, zoned, controller.ConditionAvailable, metav1.ConditionTrue, "MySQLReady")
+	waitCondition(t, innodb, controller.ConditionAvailable, metav1.ConditionTrue, "MySQLReady")
+	return zoned, innodb
+}
+
+// TestBenchmarkMethodology follows one benchmark through the whole methodology: bulkload profile, prepare,
+// workload profile, verify, two synchronised runs (with an operator restart in the middle of the first),
+// results, means and ratios against the baseline.
+func TestBenchmarkMethodology(t *testing.T) {
+	requireEnv(t)
+	ns := newNamespace(t)
+	availableDBs(t, ns, "bench-node-1")
+	b := benchmark(ns, "cmp", "tenant1", "inno")
+	b.Spec.Baseline = "inno"
+	b.Spec.Iterations = 2
+	create(t, b)
+
+	// Prepare runs only once the database is Available in the bulkload profile.
+	for _, target := range []string{"tenant1", "inno"} {
+		job := &batchv1.Job{}
+		waitObject(t, client.ObjectKey{Namespace: ns, Name: "cmp-prepare-" + target}, job)
+		if p := profileOf(t, ns, target); p != v1alpha1.ProfileBulkLoad {
+			t.Errorf("%s: prepare Job exists while the database is in profile %s", target, p)
+		}
+		cmd := strings.Join(job.Spec.Template.Spec.Containers[0].Command, " ")
+		if !strings.HasPrefix(cmd, "znsbench prepare --target "+target) || !strings.Contains(cmd, "--tables 2 --table-size 1000") {
+			t.Errorf("prepare command %q", cmd)
+		}
+		env := job.Spec.Template.Spec.Containers[0].Env
+		if len(env) != 1 || env[0].ValueFrom == nil || env[0].ValueFrom.SecretKeyRef.Name != target+"-root" {
+			t.Errorf("the password must come from the target's Secret: %+v", env)
+		}
+		ownerIsBenchmark(t, job, getBench(t, b))
+	}
+	if got := getBench(t, b).Status.Phase; got != v1alpha1.BenchmarkPreparing {
+		t.Errorf("phase %s, want Preparing", got)
+	}
+	for _, target := range []string{"tenant1", "inno"} {
+		finishBenchJob(t, ns, "cmp-prepare-"+target, okSummary("prepare", target), "", false)
+	}
+	// Back to workload before the rows are counted.
+	for _, target := range []string{"tenant1", "inno"} {
+		waitObject(t, client.ObjectKey{Namespace: ns, Name: "cmp-verify-" + target}, &batchv1.Job{})
+		if p := profileOf(t, ns, target); p != v1alpha1.ProfileWorkload {
+			t.Errorf("%s: verify Job exists while the database is in profile %s", target, p)
+		}
+		sum := okSummary("verify", target)
+		sum.RowsExpected, sum.RowsFound = 2000, 2000
+		finishBenchJob(t, ns, "cmp-verify-"+target, sum, "", false)
+	}
+
+	// Run 1: both Jobs carry the same start time, the one in status; the zoned target samples its device on
+	// its node.
+	run1 := map[string]*batchv1.Job{}
+	for _, target := range []string{"tenant1", "inno"} {
+		job := &batchv1.Job{}
+		waitObject(t, client.ObjectKey{Namespace: ns, Name: "cmp-run1-" + target}, job)
+		run1[target] = job
+	}
+	cur := waitBenchPhase(t, b, v1alpha1.BenchmarkRunning)
+	startAt := cur.Status.StartAt.UTC().Format(time.RFC3339)
+	for target, job := range run1 {
+		if got := jobArg(job, "--start-at"); got != startAt {
+			t.Errorf("%s: --start-at %q, want the common %q", target, got, startAt)
+		}
+	}
+	if jobArg(run1["tenant1"], "--device") != "nullb0" || jobArg(run1["inno"], "--device") != "" {
+		t.Errorf("--device: zoned %q, conventional %q", jobArg(run1["tenant1"], "--device"), jobArg(run1["inno"], "--device"))
+	}
+	assertPinnedTo(t, run1["tenant1"].Spec.Template.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution, "bench-node-1")
+
+	// An operator restart in the middle of the run creates no second Job and keeps the start time.
+	restartManager(t)
+	consistently(t, "no duplicate run Job after a restart", 2*time.Second, func() error {
+		jobs := &batchv1.JobList{}
+		if err := k8s.List(ctx, jobs, client.InNamespace(ns), client.MatchingLabels{resources.LabelBenchPhase: "run"}); err != nil {
+			return err
+		}
+		if len(jobs.Items) != 2 {
+			return fmt.Errorf("%d run Jobs", len(jobs.Items))
+		}
+		if got := getBench(t, b).Status.StartAt.UTC().Format(time.RFC3339); got != startAt {
+			return fmt.Errorf("start time moved from %s to %s", startAt, got)
+		}
+		return nil
+	})
+
+	finishBenchJob(t, ns, "cmp-run1-tenant1", runSummary("tenant1", 1, 300, 5, true), seriesLog(t, "tenant1", 1, 300), false)
+	finishBenchJob(t, ns, "cmp-run1-inno", runSummary("inno", 1, 100, 15, false), seriesLog(t, "inno", 1, 100), false)
+	waitBenchEvent(t, b, "IterationDone")
+	for _, target := range []string{"tenant1", "inno"} {
+		job := &batchv1.Job{}
+		waitObject(t, client.ObjectKey{Namespace: ns, Name: "cmp-run2-" + target}, job)
+		if got := jobArg(job, "--start-at"); got <= startAt {
+			t.Errorf("run 2 starts at %q, not after run 1 (%s)", got, startAt)
+		}
+	}
+	finishBenchJob(t, ns, "cmp-run2-tenant1", runSummary("tenant1", 2, 500, 3, true), seriesLog(t, "tenant1", 2, 500), false)
+	finishBenchJob(t, ns, "cmp-run2-inno", runSummary("inno", 2, 100, 15, false), seriesLog(t, "inno", 2, 100), false)
+
+	done := waitBenchPhase(t, b, v1alpha1.BenchmarkCompleted)
+	if c := meta.FindStatusCondition(done.Status.Conditions, controller.ConditionCompleted); c == nil || c.Reason != "AllTargetsFinished" {
+		t.Errorf("Completed condition %+v", c)
+	}
+	z, in := targetStatus(done, "tenant1"), targetStatus(done, "inno")
+	if z.State != v1alpha1.TargetDone || len(z.Iterations) != 2 || z.Rows != 2000 || z.Engine != "rocksdb" || z.Storage != "zoned" {
+		t.Fatalf("tenant1 status %+v", z)
+	}
+	first := z.Iterations[0]
+	want := v1alpha1.RunFigures{TPS: "300.00", QPS: "1200.00", LatencyAvgMs: "2.50", LatencyPctMs: "5.00", LatencyMaxMs: "15.00",
+		ErrorsPerSec: "0.50", ReconnectsPerSec: "0.00", TPSRelDevPct: "3.50", LatencyRelDevPct: "7.25",
+		DeviceWrittenBytes: "12288000", BytesPerTransaction: "4096.00"}
+	if first.RunFigures != want || first.Transactions != 3000 {
+		t.Errorf("tenant1 run 1 = %+v\nwant %+v", first.RunFigures, want)
+	}
+	if z.Mean.TPS != "400.00" || z.Mean.LatencyPctMs != "4.00" {
+		t.Errorf("tenant1 mean %+v, want TPS 400.00 and p95 4.00", z.Mean)
+	}
+	if in.Mean.DeviceWrittenBytes != "" {
+		t.Errorf("a target without device figures must not get a mean of them: %+v", in.Mean)
+	}
+	if z.VsBaseline == nil || z.VsBaseline.TPS != "4.000" || z.VsBaseline.LatencyPct != "0.267" {
+		t.Errorf("tenant1 vs baseline %+v, want TPS 4.000 and p95 0.267", z.VsBaseline)
+	}
+	if in.VsBaseline == nil || in.VsBaseline.TPS != "1.000" {
+		t.Errorf("baseline vs itself %+v", in.VsBaseline)
+	}
+	cm := &corev1.ConfigMap{}
+	waitObject(t, client.ObjectKey{Namespace: ns, Name: first.SeriesConfigMap}, cm)
+	if csv := cm.Data["series.csv"]; !strings.HasPrefix(csv, resources.CSVHeader+"\n1,299,1200,5,0,0\n") {
+		t.Errorf("series.csv:\n%s", csv)
+	}
+	if _, err := benchresult.ParseSeriesLine(benchresult.SeriesPrefix + cm.Data["series.json"]); err != nil {
+		t.Errorf("series.json does not parse: %v", err)
+	}
+	for _, target := range []string{"tenant1", "inno"} {
+		if p := profileOf(t, ns, target); p != v1alpha1.ProfileWorkload {
+			t.Errorf("%s left in profile %s", target, p)
+		}
+	}
+	waitBenchEvent(t, b, "Completed")
+}
+
+func ownerIsBenchmark(t *testing.T, obj client.Object, b *v1alpha1.Benchmark) {
+	t.Helper()
+	refs := obj.GetOwnerReferences()
+	if len(refs) != 1 || refs[0].UID != b.UID || refs[0].Kind != "Benchmark" {
+		t.Errorf("%s owner references %+v", obj.GetName(), refs)
+	}
+}
+
+func TestBenchmarkMissingTarget(t *testing.T) {
+	requireEnv(t)
+	ns := newNamespace(t)
+	b := benchmark(ns, "ghost", "nowhere")
+	create(t, b)
+	cur := waitBenchPhase(t, b, v1alpha1.BenchmarkFailed)
+	if ts := targetStatus(cur, "nowhere"); ts.State != v1alpha1.TargetFailed || !strings.Contains(ts.Message, `"nowhere" not found`) {
+		t.Errorf("target status %+v", ts)
+	}
+	if msg := waitBenchEvent(t, b, "TargetNotFound"); !strings.Contains(msg, "nowhere") {
+		t.Errorf("event %q", msg)
+	}
+	waitBenchEvent(t, b, "Failed")
+}
+
+// TestBenchmarkOneTargetFails: sysbench failing on one target marks that target failed with sysbench's last
+// lines and reports the other.
+func TestBenchmarkOneTargetFails(t *testing.T) {
+	requireEnv(t)
+	ns := newNamespace(t)
+	availableDBs(t, ns, "bench-node-2")
+	b := benchmark(ns, "half", "tenant1", "inno")
+	b.Spec.Prepare = ptr.To(false)
+	create(t, b)
+	for _, target := range []string{"tenant1", "inno"} {
+		sum := okSummary("verify", target)
+		sum.RowsExpected, sum.RowsFound = 2000, 2000
+		finishBenchJob(t, ns, "half-verify-"+target, sum, "", false)
+	}
+	if p := profileOf(t, ns, "tenant1"); p != v1alpha1.ProfileWorkload {
+		t.Errorf("prepare: false must not touch the profile, got %s", p)
+	}
+	failed := &benchresult.Summary{Phase: "run", Target: "tenant1", Iteration: 1, OK: false,
+		Error: "sysbench exited 1: FATAL: mysql_stmt_execute() returned error 2013 (Lost connection to server during query)"}
+	finishBenchJob(t, ns, "half-run1-tenant1", failed, "", true)
+	finishBenchJob(t, ns, "half-run1-inno", runSummary("inno", 1, 100, 15, false), seriesLog(t, "inno", 1, 100), false)
+	cur := waitBenchPhase(t, b, v1alpha1.BenchmarkCompleted)
+	z := targetStatus(cur, "tenant1")
+	if z.State != v1alpha1.TargetFailed || !strings.Contains(z.Message, "Lost connection") {
+		t.Errorf("tenant1 %+v", z)
+	}
+	if in := targetStatus(cur, "inno"); in.State != v1alpha1.TargetDone || in.Mean == nil || in.Mean.TPS != "100.00" {
+		t.Errorf("inno %+v", in)
+	}
+	if c := meta.FindStatusCondition(cur.Status.Conditions, controller.ConditionCompleted); c == nil || c.Reason != "SomeTargetsFailed" || !strings.Contains(c.Message, "tenant1") {
+		t.Errorf("Completed condition %+v", c)
+	}
+	if msg := waitBenchEvent(t, b, "RunFailed"); !strings.Contains(msg, "FATAL") {
+		t.Errorf("RunFailed event %q", msg)
+	}
+}
+
+// TestBenchmarkPodLost: a run whose pod vanished (evicted, node lost) fails its target with the Job's reason.
+func TestBenchmarkPodLost(t *testing.T) {
+	requireEnv(t)
+	ns := newNamespace(t)
+	autoReady(t, ns)
+	db := volumeDB(ns, "solo", v1alpha1.EngineRocksDB, v1alpha1.FlavorPercona)
+	create(t, db)
+	b := benchmark(ns, "lost", "solo")
+	b.Spec.Prepare = ptr.To(false)
+	create(t, b)
+	sum := okSummary("verify", "solo")
+	sum.RowsExpected, sum.RowsFound = 2000, 2000
+	finishBenchJob(t, ns, "lost-verify-solo", sum, "", false)
+	job := &batchv1.Job{}
+	waitObject(t, client.ObjectKey{Namespace: ns, Name: "lost-run1-solo"}, job)
+	setJobDone(t, job, true, "DeadlineExceeded", "Job was active longer than specified deadline")
+	cur := waitBenchPhase(t, b, v1alpha1.BenchmarkFailed)
+	if ts := targetStatus(cur, "solo"); !strings.Contains(ts.Message, "evicted") || !strings.Contains(ts.Message, "DeadlineExceeded") {
+		t.Errorf("target message %q", ts.Message)
+	}
+}
+
+// TestBenchmarkRowCountMismatch: fewer rows than tables x table size after prepare (what a bulk load left on
+// does) fails the target loudly, and the database is back in the workload profile.
+func TestBenchmarkRowCountMismatch(t *testing.T) {
+	requireEnv(t)
+	ns := newNamespace(t)
+	autoReady(t, ns)
+	db := volumeDB(ns, "lossy", v1alpha1.EngineRocksDB, v1alpha1.FlavorMariaDB)
+	create(t, db)
+	b := benchmark(ns, "rows", "lossy")
+	create(t, b)
+	finishBenchJob(t, ns, "rows-prepare-lossy", okSummary("prepare", "lossy"), "", false)
+	sum := &benchresult.Summary{Phase: "verify", Target: "lossy", OK: false, RowsExpected: 2000, RowsFound: 1763,
+		Error: "found 1763 rows in sbtest1..sbtest2, expected 2000"}
+	finishBenchJob(t, ns, "rows-verify-lossy", sum, "", true)
+	cur := waitBenchPhase(t, b, v1alpha1.BenchmarkFailed)
+	if ts := targetStatus(cur, "lossy"); ts.Rows != 1763 || !strings.Contains(ts.Message, "found 1763 rows, expected 2 tables x 1000 rows = 2000") {
+		t.Errorf("target %+v", ts)
+	}
+	if msg := waitBenchEvent(t, b, "RowCountMismatch"); !strings.Contains(msg, "1763") {
+		t.Errorf("event %q", msg)
+	}
+	waitProfile(t, ns, "lossy", v1alpha1.ProfileWorkload)
+	consistently(t, "no run after a failed verification", time.Second, func() error {
+		return absent(client.ObjectKey{Namespace: ns, Name: "rows-run1-lossy"}, &batchv1.Job{})
+	})
+}
+
+// TestBenchmarkDeletedDuringPrepare: deleting a Benchmark while its target is in the bulkload profile puts the
+// target back in the workload profile.
+func TestBenchmarkDeletedDuringPrepare(t *testing.T) {
+	requireEnv(t)
+	ns := newNamespace(t)
+	autoReady(t, ns)
+	db := volumeDB(ns, "victim", v1alpha1.EngineRocksDB, v1alpha1.FlavorPercona)
+	create(t, db)
+	b := benchmark(ns, "gone", "victim")
+	create(t, b)
+	waitObject(t, client.ObjectKey{Namespace: ns, Name: "gone-prepare-victim"}, &batchv1.Job{})
+	waitProfile(t, ns, "victim", v1alpha1.ProfileBulkLoad)
+	if err := k8s.Delete(ctx, getBench(t, b)); err != nil {
+		t.Fatal(err)
+	}
+	waitProfile(t, ns, "victim", v1alpha1.ProfileWorkload)
+	eventually(t, "benchmark gone", func() error { return absent(client.ObjectKeyFromObject(b), &v1alpha1.Benchmark{}) })
+}
+
+func TestBenchmarkValidation(t *testing.T) {
+	requireEnv(t)
+	ns := newNamespace(t)
+	noTargets := benchmark(ns, "empty")
+	badBaseline := benchmark(ns, "base", "a", "b")
+	badBaseline.Spec.Baseline = "c"
+	badPct := benchmark(ns, "pct", "a")
+	badPct.Spec.Percentile = 100
+	badWorkload := benchmark(ns, "wl", "a")
+	badWorkload.Spec.Workload = "tpcc"
+	for _, tc := range []struct {
+		b    *v1alpha1.Benchmark
+		want string
+	}{
+		{noTargets, "spec.targets"},
+		{badBaseline, "baseline must name one of the targets"},
+		{badPct, "spec.percentile"},
+		{badWorkload, "spec.workload"},
+	} {
+		if err := k8s.Create(ctx, tc.b); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want an error mentioning %q", tc.b.Name, err, tc.want)
+		}
+	}
+	ok := benchmark(ns, "fine", "a")
+	create(t, ok)
+	cur := getBench(t, ok)
+	if cur.Spec.Percentile != 95 || cur.Spec.StartDelaySeconds != 20 || cur.Spec.Prepare == nil || !*cur.Spec.Prepare {
+		t.Errorf("defaults not applied: %+v", cur.Spec)
+	}
+}

@@ -1,0 +1,183 @@
+package resources
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	batchv1ac "k8s.io/client-go/applyconfigurations/batch/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+
+	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
+)
+
+// Benchmark label keys and the runner's contract.
+const (
+	LabelBenchmark     = "zns-mysql.dev/benchmark"
+	LabelBenchPhase    = "zns-mysql.dev/bench-phase"
+	LabelBenchTarget   = "zns-mysql.dev/bench-target"
+	LabelBenchIter     = "zns-mysql.dev/bench-iteration"
+	RunnerContainer    = "znsbench"
+	runnerBinary       = "znsbench"
+	runnerPasswordEnv  = "MYSQL_PASSWORD"
+	ComponentBenchmark = "benchmark"
+	// BenchUID is the non-root user of the bench image.
+	BenchUID int64 = 1000
+)
+
+// Benchmark phases a Job runs (the runner's subcommands).
+const (
+	BenchPhasePrepare = "prepare"
+	BenchPhaseVerify  = "verify"
+	BenchPhaseRun     = "run"
+)
+
+// BenchJobName is deterministic in benchmark, phase, iteration and target, so that a restarted operator finds
+// the Job it created before instead of creating a second one.
+func BenchJobName(b *v1alpha1.Benchmark, phase string, iteration int32, target string) string {
+	if phase == BenchPhaseRun {
+		return fmt.Sprintf("%s-run%d-%s", b.Name, iteration, target)
+	}
+	return fmt.Sprintf("%s-%s-%s", b.Name, phase, target)
+}
+
+// SeriesConfigMapName holds one run's interval series.
+func SeriesConfigMapName(b *v1alpha1.Benchmark, iteration int32, target string) string {
+	return fmt.Sprintf("%s-series%d-%s", b.Name, iteration, target)
+}
+
+// BenchOwnerReference makes the Benchmark the controller of its Jobs and ConfigMaps.
+func BenchOwnerReference(b *v1alpha1.Benchmark) *metav1ac.OwnerReferenceApplyConfiguration {
+	return metav1ac.OwnerReference().
+		WithAPIVersion(v1alpha1.GroupVersion.String()).
+		WithKind("Benchmark").
+		WithName(b.Name).
+		WithUID(b.UID).
+		WithController(true).
+		WithBlockOwnerDeletion(true)
+}
+
+// BenchLabels label everything of a benchmark.
+func BenchLabels(b *v1alpha1.Benchmark, phase, target string, iteration int32) map[string]string {
+	return map[string]string{
+		v1alpha1.LabelManagedBy: v1alpha1.ManagedByValue,
+		v1alpha1.LabelComponent: ComponentBenchmark,
+		LabelBenchmark:          b.Name,
+		LabelBenchPhase:         phase,
+		LabelBenchTarget:        target,
+		LabelBenchIter:          strconv.Itoa(int(iteration)),
+	}
+}
+
+// BenchJobInput is what a runner Job needs beyond the Benchmark.
+type BenchJobInput struct {
+	Phase     string
+	Iteration int32
+	DB        *v1alpha1.ZNSDatabase
+	Image     string
+	// StartAt is the common start of a run (zero for prepare and verify).
+	StartAt time.Time
+}
+
+// RunnerArgs is the znsbench command line. It carries no secret: the password comes from the environment.
+func RunnerArgs(b *v1alpha1.Benchmark, in BenchJobInput) []string {
+	s := b.Spec
+	db := in.DB
+	threads := s.Threads
+	if in.Phase == BenchPhasePrepare {
+		threads = s.PrepareThreads
+	}
+	args := []string{runnerBinary, in.Phase,
+		"--target", db.Name,
+		"--workload", s.Workload,
+		"--tables", strconv.Itoa(int(s.Tables)),
+		"--table-size", strconv.FormatInt(s.TableSize, 10),
+		"--threads", strconv.Itoa(int(threads)),
+		"--mysql-host", db.ServiceName() + "." + db.Namespace + ".svc",
+		"--mysql-port", strconv.Itoa(v1alpha1.MySQLPort),
+		"--mysql-user", "root",
+		"--storage-engine", string(db.Spec.Engine),
+	}
+	if in.Phase == BenchPhaseRun {
+		args = append(args,
+			"--iteration", strconv.Itoa(int(in.Iteration)),
+			"--time", strconv.Itoa(int(s.DurationSeconds)),
+			"--report-interval", strconv.Itoa(int(s.ReportIntervalSeconds)),
+			"--percentile", strconv.Itoa(int(s.Percentile)),
+		)
+		if !in.StartAt.IsZero() {
+			args = append(args, "--start-at", in.StartAt.UTC().Format(time.RFC3339))
+		}
+		if dev := db.ZonedDeviceName(); dev != "" {
+			args = append(args, "--device", dev)
+		}
+	}
+	return args
+}
+
+// BenchJob runs one runner phase against one target. It runs once (no retries: a second sysbench run would
+// double-count) and, for a zoned target, on the device's node so that the runner can read the device's
+// write counters.
+func BenchJob(b *v1alpha1.Benchmark, in BenchJobInput) *batchv1ac.JobApplyConfiguration {
+	db := in.DB
+	labels := BenchLabels(b, in.Phase, db.Name, in.Iteration)
+	c := corev1ac.Container().
+		WithName(RunnerContainer).
+		WithImage(in.Image).
+		WithCommand(RunnerArgs(b, in)...).
+		WithEnv(corev1ac.EnvVar().WithName(runnerPasswordEnv).WithValueFrom(corev1ac.EnvVarSource().
+			WithSecretKeyRef(corev1ac.SecretKeySelector().WithName(db.RootSecretName()).WithKey(v1alpha1.RootPasswordKey)))).
+		WithTerminationMessagePolicy(corev1.TerminationMessageFallbackToLogsOnError).
+		WithSecurityContext(containerSecurity())
+	if r := b.Spec.Resources; len(r.Limits) > 0 || len(r.Requests) > 0 {
+		rr := corev1ac.ResourceRequirements()
+		if len(r.Limits) > 0 {
+			rr.WithLimits(r.Limits)
+		}
+		if len(r.Requests) > 0 {
+			rr.WithRequests(r.Requests)
+		}
+		c.WithResources(rr)
+	}
+	spec := corev1ac.PodSpec().
+		WithRestartPolicy(corev1.RestartPolicyNever).
+		WithSecurityContext(corev1ac.PodSecurityContext().
+			WithRunAsNonRoot(true).
+			WithRunAsUser(BenchUID).
+			WithRunAsGroup(BenchUID).
+			WithSeccompProfile(corev1ac.SeccompProfile().WithType(corev1.SeccompProfileTypeRuntimeDefault)))
+	if src := db.Spec.Storage.ZonedDevice; src != nil {
+		spec.WithAffinity(corev1ac.Affinity().WithNodeAffinity(corev1ac.NodeAffinity().
+			WithRequiredDuringSchedulingIgnoredDuringExecution(hostnameSelector(src.NodeName))))
+	}
+	spec.WithContainers(c)
+
+	deadline := int64(3600)
+	if in.Phase == BenchPhaseRun {
+		deadline = int64(b.Spec.DurationSeconds) + int64(b.Spec.StartDelaySeconds) + 600
+	} else if in.Phase == BenchPhasePrepare {
+		deadline = 24 * 3600 // a big prepare takes hours
+	}
+	return batchv1ac.Job(BenchJobName(b, in.Phase, in.Iteration, db.Name), b.Namespace).
+		WithLabels(labels).
+		WithOwnerReferences(BenchOwnerReference(b)).
+		WithSpec(batchv1ac.JobSpec().
+			WithBackoffLimit(0).
+			WithActiveDeadlineSeconds(deadline).
+			WithTemplate(corev1ac.PodTemplateSpec().WithLabels(labels).WithSpec(spec)))
+}
+
+// SeriesConfigMap keeps one run's interval series where kubectl can read it: JSON for programs and CSV for
+// spreadsheets.
+func SeriesConfigMap(b *v1alpha1.Benchmark, iteration int32, target, seriesJSON, csv string) *corev1ac.ConfigMapApplyConfiguration {
+	return corev1ac.ConfigMap(SeriesConfigMapName(b, iteration, target), b.Namespace).
+		WithLabels(BenchLabels(b, BenchPhaseRun, target, iteration)).
+		WithOwnerReferences(BenchOwnerReference(b)).
+		WithData(map[string]string{"series.json": seriesJSON, "series.csv": csv})
+}
+
+// CSVHeader names the columns of series.csv.
+var CSVHeader = strings.Join([]string{"time_s", "tps", "qps", "latency_ms", "errors_per_s", "reconnects_per_s"}, ",")
