@@ -222,6 +222,15 @@ func (r *BenchmarkReconciler) getDB(ctx context.Context, b *v1alpha1.Benchmark, 
 	return db, err
 }
 
+// targetDB reads the database of a target that is under way; one deleted meanwhile fails its target.
+func (r *BenchmarkReconciler) targetDB(ctx context.Context, b *v1alpha1.Benchmark, ts *v1alpha1.TargetStatus) (*v1alpha1.ZNSDatabase, error) {
+	db, err := r.getDB(ctx, b, ts.Name)
+	if err == nil && db == nil {
+		r.failTarget(b, ts, event.TargetNotFound, fmt.Sprintf("ZNSDatabase %q was deleted during the benchmark", ts.Name))
+	}
+	return db, err
+}
+
 // availableWith reports whether db is Available with its current spec and the given profile: its Available
 // condition was set for the database's current generation.
 func availableWith(db *v1alpha1.ZNSDatabase, profile v1alpha1.Profile) bool {
@@ -290,18 +299,15 @@ func (r *BenchmarkReconciler) setProfile(ctx context.Context, db *v1alpha1.ZNSDa
 // independently; the phase ends when every active target is Verified.
 func (r *BenchmarkReconciler) prepare(ctx context.Context, b *v1alpha1.Benchmark) (ctrl.Result, error) {
 	doPrepare := b.Spec.Prepare == nil || *b.Spec.Prepare
-	pending := 0
 	for _, ts := range active(b) {
 		if ts.State == v1alpha1.TargetVerified {
 			continue
 		}
-		pending++
-		db, err := r.getDB(ctx, b, ts.Name)
+		db, err := r.targetDB(ctx, b, ts)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
 		if db == nil {
-			r.failTarget(b, ts, event.TargetNotFound, fmt.Sprintf("ZNSDatabase %q was deleted during the benchmark", ts.Name))
 			continue
 		}
 		if err := r.prepareTarget(ctx, b, ts, db, doPrepare); err != nil {
@@ -331,7 +337,6 @@ func (r *BenchmarkReconciler) prepare(ctx context.Context, b *v1alpha1.Benchmark
 	} else {
 		b.Status.Progress = fmt.Sprintf("prepare: %d target(s) left", remaining)
 	}
-	_ = pending
 	return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
 }
 
@@ -445,12 +450,11 @@ func (r *BenchmarkReconciler) run(ctx context.Context, b *v1alpha1.Benchmark) (c
 		if hasIteration(ts, it) {
 			continue
 		}
-		db, err := r.getDB(ctx, b, ts.Name)
+		db, err := r.targetDB(ctx, b, ts)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
 		if db == nil {
-			r.failTarget(b, ts, event.TargetNotFound, fmt.Sprintf("ZNSDatabase %q was deleted during the benchmark", ts.Name))
 			continue
 		}
 		sum, done, err := r.runJob(ctx, b, resources.BenchPhaseRun, it, db, b.Status.StartAt.Time)

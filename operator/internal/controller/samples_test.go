@@ -34,19 +34,22 @@ func TestSamplesAreValid(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, doc := range strings.Split(string(raw), "\n---\n") {
-			db := &v1alpha1.ZNSDatabase{}
-			if err := yaml.UnmarshalStrict([]byte(doc), db); err != nil {
+			var obj client.Object = &v1alpha1.ZNSDatabase{}
+			if strings.Contains(doc, "kind: Benchmark") {
+				obj = &v1alpha1.Benchmark{}
+			}
+			if err := yaml.UnmarshalStrict([]byte(doc), obj); err != nil {
 				t.Errorf("%s: %v", filepath.Base(f), err)
 				continue
 			}
-			db.Namespace = ns
-			if err := k8s.Create(ctx, db, client.DryRunAll); err != nil {
+			obj.SetNamespace(ns)
+			if err := k8s.Create(ctx, obj, client.DryRunAll); err != nil {
 				t.Errorf("%s: the API server rejects it: %v", filepath.Base(f), err)
 			}
 			checked++
 		}
 	}
-	if checked < 3 {
+	if checked < 5 {
 		t.Fatalf("checked %d samples, expected at least 3 in %s", checked, dir)
 	}
 }
