@@ -46,8 +46,9 @@ fmt-check: ## Fail on files gofmt would change.
 	@out=$$(gofmt -l operator test); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 .PHONY: vet
-vet: ## go vet every package.
+vet: ## go vet every package (the in-guest QEMU tests carry a build tag).
 	go vet $(GO_PACKAGES)
+	go vet -tags zns_guest ./operator/internal/qemuguest/
 
 .PHONY: envtest-assets
 envtest-assets: ## Build (once, cached) kube-apiserver and etcd for envtest.
@@ -60,6 +61,14 @@ demo: ## The README's main command: the seed methodology end to end, printing a 
 .PHONY: bench
 bench: ## The runner must not cost throughput: bare sysbench vs the znsbench runner, same server, alternating.
 	go test ./operator/cmd/znsbench/ -run '^$$' -bench BenchmarkRunnerOverhead -benchtime $(or $(BENCH_PAIRS),3)x -timeout 15m -v
+
+.PHONY: qemu-guest
+qemu-guest: ## Build (once, cached) the QEMU guest with zoned block device support.
+	hack/qemu/build-guest.sh
+
+.PHONY: testdata-qemu
+testdata-qemu: ## Re-record the guest's real sysfs trees and fio output under operator/internal/qemuguest/testdata.
+	ZNS_QEMU_UPDATE_TESTDATA=1 go test -count=1 ./operator/internal/qemuguest -run TestGuestSuite
 
 .PHONY: build
 build: ## Build the operator and helper binaries into bin/.

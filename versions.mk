@@ -29,3 +29,15 @@ KUSTOMIZE_VERSION := v5.8.2
 # Helm (helm.sh/helm/v3/cmd/helm): newest v3 release on the module proxy,
 # go 1.26.0 in its go.mod. Pinned only here so far.
 HELM_VERSION := v3.22.0
+
+# QEMU test guest kernel (hack/qemu/build-guest.sh).
+# Debian bookworm's kernel, fetched with `apt-get download` and unpacked with
+# `dpkg -x`, never installed on the host. 6.1.0-50 (6.1.176-1) is both the
+# current point release in bookworm/main and in bookworm-security, so it stays
+# downloadable after the security archive moves on. Its config has
+# CONFIG_BLK_DEV_ZONED=y and CONFIG_MQ_IOSCHED_DEADLINE=y; null_blk, nvme,
+# configfs, virtio and 9p are modules. When Debian drops this version,
+# build-guest.sh says so: pick another with
+#   apt-cache search '^linux-image-6\.1\.0-[0-9]+-amd64$'; apt-cache madison <name>
+QEMU_GUEST_KERNEL_PACKAGE := linux-image-6.1.0-50-amd64
+QEMU_GUEST_KERNEL_VERSION := 6.1.176-1

@@ -5,9 +5,12 @@
 #   mariadb-server mariadb-plugin-rocksdb   a real MySQL-compatible server with MyRocks, started privately by
 #                                           the tests (test/mysqltest); the product image is Percona
 #   sysbench fio                            the benchmark tools, run for real on loopback
+#   qemu-system-x86 busybox-static cpio kmod the QEMU guest with real zoned devices (hack/qemu); its kernel is
+#                                           fetched with apt-get download, never installed on the host
 set -euo pipefail
 
-packages=(git make gcc ca-certificates mariadb-server mariadb-plugin-rocksdb mariadb-client sysbench fio)
+packages=(git make gcc ca-certificates mariadb-server mariadb-plugin-rocksdb mariadb-client sysbench fio
+  qemu-system-x86 busybox-static cpio kmod xz-utils)
 extra=(${ZNS_EXTRA_PACKAGES:-})
 
 missing=()

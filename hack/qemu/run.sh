@@ -1,0 +1,244 @@
+#!/usr/bin/env bash
+# hack/qemu/run.sh: boot the QEMU test guest, run one command in it, exit with its status.
+#
+#   hack/qemu/run.sh [options] -- CMD [ARG...]
+#
+# Options:
+#   --share DIR        share the host directory DIR with the guest over 9p, at the
+#                      same path (and at /host); CMD starts there, or in the
+#                      current directory when that lies inside DIR. The guest
+#                      caches it: leave it alone on the host while the guest runs
+#   --nullblk 'ARGS'   before CMD, run `hack/nullblk-zoned.sh create ARGS` in the
+#                      guest (repeatable; e.g. --nullblk '--count 2 --zone-size 64');
+#                      what it prints goes to stderr
+#   --zns SPEC         add an emulated NVMe ZNS namespace (repeatable: nvme0n1,
+#                      nvme1n1, ...). SPEC is `default` or comma-separated key=value
+#                      over the defaults zone_size=64M,zone_capacity=60M,
+#                      max_open=14,max_active=14,size=2560M (40 zones),lbs=4096.
+#                      Its image is a fresh sparse file each run.
+#   --env NAME=VALUE   export in the guest (repeatable); ZNS_QEMU_GUEST=1 always is
+#   --mem MIB          guest memory (default 1024; memory-backed null_blk data lives there)
+#   --smp N            guest CPUs (default 1)
+#   --timeout SECONDS  kill QEMU after this long (default 300); exit 124
+#   --console FILE     save the guest's console (kernel messages) to FILE
+#   --guest-dir DIR    use this built guest instead of running build-guest.sh
+#   --append PARAMS    extra kernel command-line parameters
+#
+# CMD runs under bash in the guest, as root, with stdin from /dev/null; its
+# stdout and stderr (one stream) are printed on stdout once QEMU has exited. The
+# guest has busybox, bash, fio, blkzone, the project's nullblk-zoned.sh (on
+# PATH), null_blk, nvme and configfs modules, and ZNS_QEMU_GUEST=1.
+#
+# Exit status: CMD's; 124 when the timeout killed the guest; 125 when the guest
+# did not run CMD (build or boot failure, a --nullblk set-up that failed): the
+# reason and the console's last lines go to stderr.
+# ZNS_QEMU_VERBOSE=1 streams the guest's console to stderr as it runs.
+set -euo pipefail
+
+log() { printf 'qemu-run: %s\n' "$*" >&2; }
+die() { printf 'qemu-run: ERROR: %s\n' "$*" >&2; exit 125; }
+usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0" >&2; exit 125; }
+
+script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+repo_root=$(cd "$script_dir/../.." && pwd -P)
+
+share="" mem=1024 smp=1 timeout_s=300 console_out="" guest_dir="" append=""
+nullblk=() zns=() envs=()
+while (($#)); do
+  case $1 in
+    --share) share=${2:?--share needs a directory}; shift 2 ;;
+    --nullblk) nullblk+=("${2?--nullblk needs arguments}"); shift 2 ;;
+    --zns) zns+=("${2:?--zns needs a spec (or default)}"); shift 2 ;;
+    --env) [[ "${2:-}" == *=* ]] || die "--env needs NAME=VALUE"; envs+=("$2"); shift 2 ;;
+    --mem) mem=${2:?}; shift 2 ;;
+    --smp) smp=${2:?}; shift 2 ;;
+    --timeout) timeout_s=${2:?}; shift 2 ;;
+    --console) console_out=${2:?}; shift 2 ;;
+    --guest-dir) guest_dir=${2:?}; shift 2 ;;
+    --append) append=${2?}; shift 2 ;;
+    -h | --help) usage ;;
+    --) shift; break ;;
+    *) die "unknown option '$1' (CMD goes after --; see --help)" ;;
+  esac
+done
+(($#)) || die "no command: hack/qemu/run.sh [options] -- CMD [ARG...]"
+[[ "$mem" =~ ^[0-9]+$ && "$smp" =~ ^[0-9]+$ && "$timeout_s" =~ ^[0-9]+$ ]] ||
+  die "--mem, --smp and --timeout take whole numbers"
+
+command -v qemu-system-x86_64 >/dev/null 2>&1 ||
+  die "qemu-system-x86_64 not found (Debian package: qemu-system-x86)"
+command -v timeout >/dev/null 2>&1 || die "timeout not found (Debian package: coreutils)"
+
+if [[ -z "$guest_dir" ]]; then
+  guest_dir=$("$script_dir/build-guest.sh") || die "the guest could not be built (see above)"
+fi
+[[ -r "$guest_dir/vmlinuz" && -r "$guest_dir/initramfs.cpio" && -d "$guest_dir/sysroot" ]] ||
+  die "${guest_dir} holds no vmlinuz, initramfs.cpio and sysroot/"
+# the ELF payload boots through PVH without the guest decompressing it (~10 s faster)
+kernel="$guest_dir/vmlinuz"
+[[ -r "$guest_dir/vmlinux" ]] && kernel="$guest_dir/vmlinux"
+
+if [[ -n "$share" ]]; then
+  [[ -d "$share" ]] || die "--share ${share}: not a directory"
+  share=$(cd "$share" && pwd -P)
+  [[ "$share" != / ]] || die "--share /: share a directory, not the host's root"
+fi
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/zns-qemu.XXXXXX")
+qpid=""
+# shellcheck disable=SC2317 # called by the traps
+cleanup() {
+  # timeout passes the TERM on to QEMU
+  if [[ -n "$qpid" ]]; then kill "$qpid" 2>/dev/null || true; fi
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+ctl="$tmp/ctl"
+mkdir -p "$ctl/bin"
+cp "$repo_root/hack/nullblk-zoned.sh" "$ctl/bin/nullblk-zoned.sh"
+chmod 0755 "$ctl/bin/nullblk-zoned.sh"
+
+# --- QEMU command line --------------------------------------------------------------
+qemu=(qemu-system-x86_64 -accel tcg -M q35 -cpu max -smp "$smp" -m "$mem"
+  -nographic -nodefaults -serial stdio -no-reboot
+  -kernel "$kernel" -initrd "$guest_dir/initramfs.cpio"
+  -append "console=ttyS0 panic=-1 quiet loglevel=4 rdinit=/init mitigations=off cryptomgr.notests${append:+ $append}"
+  -virtfs "local,path=$guest_dir/sysroot,mount_tag=znsroot,security_model=none,readonly=on,multidevs=remap"
+  -virtfs "local,path=$ctl,mount_tag=znsctl,security_model=none,multidevs=remap")
+if [[ -n "$share" ]]; then
+  qemu+=(-virtfs "local,path=$share,mount_tag=host0,security_model=none,multidevs=remap")
+fi
+
+# zns_arg SPEC KEY DEFAULT: KEY's value in SPEC, else DEFAULT.
+zns_arg() {
+  local kv v=$3
+  IFS=, read -ra kvs <<<"$1"
+  for kv in "${kvs[@]}"; do
+    [[ "$kv" == default || -z "$kv" ]] && continue
+    [[ "$kv" == *=* ]] || die "--zns '$1': '${kv}' is not key=value"
+    case ${kv%%=*} in zone_size | zone_capacity | max_open | max_active | size | lbs) ;;
+      *) die "--zns '$1': unknown key '${kv%%=*}' (zone_size zone_capacity max_open max_active size lbs)" ;;
+    esac
+    [[ "${kv%%=*}" == "$2" ]] && v=${kv#*=}
+  done
+  printf '%s' "$v"
+}
+i=0
+for spec in "${zns[@]}"; do
+  img="$tmp/zns$i.img"
+  size=$(zns_arg "$spec" size 2560M)
+  lbs=$(zns_arg "$spec" lbs 4096)
+  truncate -s "$size" "$img" || die "--zns '${spec}': cannot create a ${size} image"
+  qemu+=(-device "nvme,serial=zns$i,id=nvme$i"
+    -drive "file=$img,id=zns$i,format=raw,if=none"
+    -device "nvme-ns,drive=zns$i,bus=nvme$i,nsid=1,logical_block_size=$lbs,physical_block_size=$lbs,zoned=true,zoned.zone_size=$(zns_arg "$spec" zone_size 64M),zoned.zone_capacity=$(zns_arg "$spec" zone_capacity 60M),zoned.max_open=$(zns_arg "$spec" max_open 14),zoned.max_active=$(zns_arg "$spec" max_active 14)")
+  i=$((i + 1))
+done
+n_zns=$i
+
+# --- the guest's script ---------------------------------------------------------------
+workdir=${share:-/root}
+if [[ -n "$share" ]]; then
+  here=$(pwd -P)
+  [[ "$here" == "$share" || "$here" == "$share"/* ]] && workdir=$here
+fi
+# shellcheck disable=SC2016 # the $ are the guest script's own
+{
+  echo '# generated by hack/qemu/run.sh; run by the guest init'
+  echo 'set -uo pipefail'
+  echo 'ctl=/run/zns'
+  echo 'cut -d" " -f1 /proc/uptime >"$ctl/boot-seconds"'
+  echo 'fail() { echo "qemu-guest: $*" >>"$ctl/output"; echo "$*" >"$ctl/setup-error"; dmesg >"$ctl/dmesg" 2>&1; exit 0; }'
+  printf 'share=%q n_zns=%d workdir=%q\n' "$share" "$n_zns" "$workdir"
+  cat <<'EOF'
+if [[ -n "$share" ]]; then
+  mkdir -p "$share" || fail "cannot create ${share}"
+  # cache=loose: executables run from the share start 10-50x faster than with
+  # cache=none; the host must not change the share while the guest runs, and
+  # the guest's writes reach the host at the sync below
+  mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000,cache=loose host0 "$share" || fail "cannot mount ${share} (9p tag host0)"
+  [[ "$share" == /host ]] || ln -s "$share" /host
+fi
+if ((n_zns > 0)); then
+  # nvme-core finds its CRC helpers by algorithm name, not through modules.dep
+  modprobe -a crc64_rocksoft_generic crct10dif_generic nvme || fail "cannot load nvme"
+  for ((i = 0; i < n_zns; i++)); do
+    for ((w = 0; w < 200; w++)); do [[ -e /sys/block/nvme${i}n1 && -e /dev/nvme${i}n1 ]] && break; sleep 0.05; done
+    [[ -e /dev/nvme${i}n1 ]] || fail "nvme${i}n1 did not appear"
+  done
+fi
+# bash reads a script from the uncached control mount a few bytes at a
+# time: a copy on tmpfs runs twice as fast
+mkdir -p /run/bin && cp "$ctl"/bin/* /run/bin/ || fail "cannot copy the run's scripts to /run/bin"
+export PATH="/run/bin:$PATH" ZNS_QEMU_GUEST=1 HOME=/root TMPDIR=/tmp
+EOF
+  for e in "${envs[@]}"; do printf 'export %q\n' "$e"; done
+  for spec in "${nullblk[@]}"; do
+    printf 'nullblk-zoned.sh create %s >>"$ctl/setup.log" 2>&1 || fail %q\n' "$spec" "nullblk-zoned.sh create ${spec} failed"
+  done
+  printf 'cd %q || fail %q\n' "$workdir" "cannot cd to ${workdir}"
+  echo 'cut -d" " -f1 /proc/uptime >"$ctl/cmd-start"'
+  if [[ "${ZNS_QEMU_VERBOSE:-0}" == 1 ]]; then
+    printf '%q ' "$@"
+    echo '</dev/null 2>&1 | tee -a "$ctl/output" >/dev/console; rc=${PIPESTATUS[0]}'
+  else
+    printf '%q ' "$@"
+    echo '</dev/null >>"$ctl/output" 2>&1; rc=$?'
+  fi
+  echo 'cut -d" " -f1 /proc/uptime >"$ctl/cmd-end"'
+  echo 'dmesg >"$ctl/dmesg" 2>&1'
+  echo 'sync'
+  echo 'echo "$rc" >"$ctl/status"'
+} >"$ctl/guest.sh"
+
+# --- boot ---------------------------------------------------------------------------------
+t0=${EPOCHREALTIME/,/.}
+console="$tmp/console.log"
+set +e
+if [[ "${ZNS_QEMU_VERBOSE:-0}" == 1 ]]; then
+  timeout --kill-after=10 "$timeout_s" "${qemu[@]}" </dev/null 2>&1 | tee "$console" >&2
+  qrc=${PIPESTATUS[0]}
+else
+  timeout --kill-after=10 "$timeout_s" "${qemu[@]}" </dev/null >"$console" 2>&1 &
+  qpid=$!
+  wait "$qpid"
+  qrc=$?
+  qpid=""
+fi
+set -e
+wall=$(awk -v a="$t0" -v b="${EPOCHREALTIME/,/.}" 'BEGIN { printf "%.1f", b - a }')
+
+[[ -n "$console_out" ]] && cp "$console" "$console_out"
+# the --nullblk set-up is the run's business, not the command's: stderr
+[[ -s "$ctl/setup.log" ]] && sed 's/^/qemu-run: setup: /' "$ctl/setup.log" >&2
+[[ -r "$ctl/output" ]] && cat "$ctl/output"
+
+show_console() {
+  log "last lines of the guest console:"
+  tail -n 40 "$console" | sed 's/^/  | /' >&2
+  if [[ -s "$ctl/dmesg" ]]; then
+    log "last lines of the guest's dmesg:"
+    tail -n 20 "$ctl/dmesg" | sed 's/^/  | /' >&2
+  fi
+}
+if [[ "$qrc" == 124 || "$qrc" == 137 ]]; then
+  log "timed out after ${timeout_s}s (--timeout); the guest was killed"
+  show_console
+  exit 124
+fi
+if [[ -r "$ctl/setup-error" ]]; then
+  log "the guest did not run the command: $(cat "$ctl/setup-error")"
+  show_console
+  exit 125
+fi
+if [[ ! -r "$ctl/status" ]]; then
+  log "the guest exited (QEMU status ${qrc}) without running the command to its end"
+  show_console
+  exit 125
+fi
+rc=$(cat "$ctl/status")
+log "$(awk -v boot="$(cat "$ctl/boot-seconds")" -v s="$(cat "$ctl/cmd-start")" -v e="$(cat "$ctl/cmd-end")" -v w="$wall" -v rc="$rc" \
+  'BEGIN { printf "guest up at %.1fs, command %.1fs, exit %d; wall %.1fs", boot, e - s, rc, w }')"
+exit "$rc"

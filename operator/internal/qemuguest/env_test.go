@@ -1,0 +1,9 @@
+package qemuguest
+
+// Environment set by TestGuestSuite (suite_test.go).
+const (
+	envGuest   = "ZNS_QEMU_GUEST"  // 1 inside the guest (run.sh sets it)
+	envCapture = "ZNS_CAPTURE_DIR" // where real outputs are saved for testdata
+	envZnsdb   = "ZNS_ZNSDB"       // the znsdb binary
+	envZbdTest = "ZNS_ZBD_TEST"    // the zbd package's test binary
+)
