@@ -49,7 +49,11 @@ func main() {
 			b.WriteString(e.Output)
 		case "pass", "fail", "skip":
 			if e.Test == "" {
-				fmt.Printf("%-4s %s (%.1fs)\n", strings.ToUpper(e.Action), e.Package, e.Elapsed)
+				label := strings.ToUpper(e.Action)
+				if e.Action == "skip" {
+					label = "----" // go test reports a package without test files as skipped
+				}
+				fmt.Printf("%-4s %s (%.1fs)\n", label, e.Package, e.Elapsed)
 				if e.Action == "fail" {
 					failedPkgs = append(failedPkgs, e.Package)
 					if b := output[k]; b != nil {
