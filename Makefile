@@ -33,12 +33,15 @@ generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code, CRDs and RBAC from the 
 	$(CONTROLLER_GEN) object paths=./operator/api/...
 	$(CONTROLLER_GEN) crd rbac:roleName=manager-role paths=./operator/... \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+	rm -f charts/zns-mysql/crds/*.yaml && cp config/crd/bases/*.yaml charts/zns-mysql/crds/
+	cp config/rbac/role.yaml charts/zns-mysql/files/manager-role.yaml
 
 .PHONY: check-generate
 check-generate: generate ## Fail when generated files differ from what is committed (or are untracked).
-	@if [ -n "$$(git status --porcelain -- operator/api config/crd config/rbac/role.yaml)" ]; then \
+	@paths="operator/api config/crd config/rbac/role.yaml charts/zns-mysql/crds charts/zns-mysql/files/manager-role.yaml"; \
+	if [ -n "$$(git status --porcelain -- $$paths)" ]; then \
 		echo "generated files drifted from the sources; run 'make generate' and commit:"; \
-		git status --porcelain -- operator/api config/crd config/rbac/role.yaml; git --no-pager diff --stat; exit 1; fi
+		git status --porcelain -- $$paths; git --no-pager diff --stat; exit 1; fi
 	@echo "generated files are in sync"
 
 .PHONY: fmt-check
@@ -70,13 +73,22 @@ qemu-guest: ## Build (once, cached) the QEMU guest with zoned block device suppo
 testdata-qemu: ## Re-record the guest's real sysfs trees and fio output under operator/internal/qemuguest/testdata.
 	ZNS_QEMU_UPDATE_TESTDATA=1 go test -count=1 ./operator/internal/qemuguest -run TestGuestSuite
 
+.PHONY: helm
+helm: ## Build (once, cached) the pinned helm.
+	@hack/helm.sh >/dev/null
+
+.PHONY: test-chart
+test-chart: ## Helm chart: lint, template, schema, strict dry-run and a real install against envtest.
+	@assets=$$(hack/envtest-assets.sh) && helm=$$(hack/helm.sh) && \
+		KUBEBUILDER_ASSETS=$$assets ZNS_HELM=$$helm go test $(GO_TEST_FLAGS) -v ./test/chart/
+
 .PHONY: build
 build: ## Build the operator and helper binaries into bin/.
 	CGO_ENABLED=0 go build -o bin/ ./operator/cmd/...
 
 .PHONY: test
 test: check-generate fmt-check vet ## The README's test command: everything CI runs.
-	@assets=$$(hack/envtest-assets.sh) && \
-		echo "KUBEBUILDER_ASSETS=$$assets" && \
+	@assets=$$(hack/envtest-assets.sh) && helm=$$(hack/helm.sh) && \
+		echo "KUBEBUILDER_ASSETS=$$assets ZNS_HELM=$$helm" && \
 		go build -o $(TOOLS_DIR)/testsummary ./hack/testsummary && \
-		KUBEBUILDER_ASSETS=$$assets go test -json $(GO_TEST_FLAGS) $(GO_PACKAGES) 2>&1 | tee $(ZNS_CACHE_DIR)/last-test.json | $(TOOLS_DIR)/testsummary
+		KUBEBUILDER_ASSETS=$$assets ZNS_HELM=$$helm go test -json $(GO_TEST_FLAGS) $(GO_PACKAGES) 2>&1 | tee $(ZNS_CACHE_DIR)/last-test.json | $(TOOLS_DIR)/testsummary

@@ -2,16 +2,18 @@ package v1alpha1
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // BenchmarkPhase is where a Benchmark is in the methodology.
-// +kubebuilder:validation:Enum=Pending;WaitingForTargets;Preparing;Verifying;Running;Completed;Failed
+// +kubebuilder:validation:Enum=Pending;WaitingForTargets;Preconditioning;Preparing;Verifying;Running;Completed;Failed
 type BenchmarkPhase string
 
 const (
 	BenchmarkPending           BenchmarkPhase = "Pending"
 	BenchmarkWaitingForTargets BenchmarkPhase = "WaitingForTargets"
+	BenchmarkPreconditioning   BenchmarkPhase = "Preconditioning"
 	BenchmarkPreparing         BenchmarkPhase = "Preparing"
 	BenchmarkVerifying         BenchmarkPhase = "Verifying"
 	BenchmarkRunning           BenchmarkPhase = "Running"
@@ -123,6 +125,13 @@ type BenchmarkSpec struct {
 	// +optional
 	Prepare *bool `json:"prepare,omitempty"`
 
+	// Precondition, when set, brings the drives under conventional targets (storage.volume) to steady state
+	// before the tables are loaded, as the seed methodology does for conventional SSDs: fio writes the free
+	// space of the target's volume sequentially, passes times, then removes its file. Zoned targets are never
+	// preconditioned: a ZNS drive has no garbage collection to age.
+	// +optional
+	Precondition *PreconditionSpec `json:"precondition,omitempty"`
+
 	// StartDelaySeconds is how far in the future the common start of a run is set when its Jobs are created, so
 	// that every target's pod is running when it comes. Default: 20.
 	// +kubebuilder:validation:Minimum=1
@@ -145,6 +154,29 @@ type BenchmarkSpec struct {
 	// Resources of the benchmark containers.
 	// +optional
 	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+}
+
+// PreconditionSpec controls the fio preconditioning of conventional targets.
+type PreconditionSpec struct {
+	// Passes is how many times the free space is written. Default: 2 (the seed's "write the drive twice").
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10
+	// +kubebuilder:default=2
+	// +optional
+	Passes int32 `json:"passes,omitempty"`
+
+	// FillPercent is the share of the volume's free space written, in percent; the rest stays free for the
+	// database. Default: 90.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=99
+	// +kubebuilder:default=90
+	// +optional
+	FillPercent int32 `json:"fillPercent,omitempty"`
+
+	// MaxBytesPerPass caps what one pass writes, for volumes far bigger than the drive under them. Default: no
+	// cap.
+	// +optional
+	MaxBytesPerPass *resource.Quantity `json:"maxBytesPerPass,omitempty"`
 }
 
 // BenchmarkTarget names a ZNSDatabase.
@@ -235,6 +267,12 @@ type TargetStatus struct {
 	// back to workload (also on failure or deletion).
 	// +optional
 	ProfileSwitched bool `json:"profileSwitched,omitempty"`
+	// Preconditioned is true once the target's volume was preconditioned (or needs none).
+	// +optional
+	Preconditioned bool `json:"preconditioned,omitempty"`
+	// PreconditionWrittenBytes is what fio wrote to precondition the target's volume.
+	// +optional
+	PreconditionWrittenBytes int64 `json:"preconditionWrittenBytes,omitempty"`
 	// Rows found by the verification after prepare.
 	// +optional
 	Rows int64 `json:"rows,omitempty"`

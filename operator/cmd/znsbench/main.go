@@ -3,6 +3,7 @@
 //
 //	znsbench prepare|verify|run|cleanup [flags]
 //	znsbench compare SUMMARY.json... (the last one is the baseline)
+//	znsbench precondition --dir DIR [--passes 2] [--fill-percent 90]
 //
 // prepare, run and cleanup run sysbench, streaming its output to the pod
 // log; verify counts the prepared rows. Each writes a compact JSON summary
@@ -107,8 +108,11 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, getenv f
 		usage(stderr, fs)
 		return 2
 	}
-	if args[0] == "compare" {
+	switch args[0] {
+	case "compare":
 		return compareCmd(args[1:], stdout, stderr)
+	case benchresult.PhasePrecondition:
+		return preconditionCmd(ctx, args[1:], stdout, stderr)
 	}
 	c.phase = args[0]
 	switch c.phase {

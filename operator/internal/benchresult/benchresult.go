@@ -32,6 +32,8 @@ const (
 	PhaseVerify  = "verify"
 	PhaseRun     = "run"
 	PhaseCleanup = "cleanup"
+	// PhasePrecondition fills a conventional volume with fio before the database is loaded.
+	PhasePrecondition = "precondition"
 )
 
 // Summary is one runner invocation's result. Times are RFC 3339 UTC
@@ -128,7 +130,7 @@ func Decode(b []byte) (Summary, error) {
 		return s, fmt.Errorf("benchresult: schema %d, this operator reads %d", s.Schema, SchemaVersion)
 	}
 	switch s.Phase {
-	case PhasePrepare, PhaseVerify, PhaseRun, PhaseCleanup:
+	case PhasePrepare, PhaseVerify, PhaseRun, PhaseCleanup, PhasePrecondition:
 	default:
 		return s, fmt.Errorf("benchresult: unknown phase %q", s.Phase)
 	}

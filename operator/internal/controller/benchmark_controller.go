@@ -116,6 +116,8 @@ func (r *BenchmarkReconciler) step(ctx context.Context, b *v1alpha1.Benchmark) (
 		return ctrl.Result{Requeue: true}, nil
 	case v1alpha1.BenchmarkWaitingForTargets:
 		return r.waitForTargets(ctx, b)
+	case v1alpha1.BenchmarkPreconditioning:
+		return r.precondition(ctx, b)
 	case v1alpha1.BenchmarkPreparing, v1alpha1.BenchmarkVerifying:
 		return r.prepare(ctx, b)
 	case v1alpha1.BenchmarkRunning:
@@ -272,6 +274,53 @@ func (r *BenchmarkReconciler) waitForTargets(ctx context.Context, b *v1alpha1.Be
 	}
 	if waiting > 0 {
 		b.Status.Progress = fmt.Sprintf("waiting for %d target(s)", waiting)
+		return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
+	}
+	if b.Spec.Precondition != nil {
+		r.setPhase(b, v1alpha1.BenchmarkPreconditioning, "precondition")
+	} else {
+		r.setPhase(b, v1alpha1.BenchmarkPreparing, "prepare")
+	}
+	return ctrl.Result{Requeue: true}, nil
+}
+
+// precondition runs fio on the volume of every conventional target, all at once; zoned targets need none.
+func (r *BenchmarkReconciler) precondition(ctx context.Context, b *v1alpha1.Benchmark) (ctrl.Result, error) {
+	running := 0
+	for _, ts := range active(b) {
+		if ts.Preconditioned {
+			continue
+		}
+		db, err := r.targetDB(ctx, b, ts)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if db == nil {
+			continue
+		}
+		if db.Spec.Storage.Volume == nil {
+			ts.Preconditioned = true
+			continue
+		}
+		sum, done, err := r.runJob(ctx, b, resources.BenchPhasePrecondition, 0, db, time.Time{})
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if !done {
+			running++
+			continue
+		}
+		if !sum.OK {
+			r.failTarget(b, ts, event.PreconditionFailed, "precondition failed: "+sum.Error)
+			continue
+		}
+		ts.Preconditioned, ts.PreconditionWrittenBytes = true, sum.DeviceWrittenBytes
+	}
+	if len(active(b)) == 0 {
+		return r.finish(ctx, b, "every target failed while preconditioning")
+	}
+	if running > 0 {
+		b.Status.Progress = fmt.Sprintf("precondition: %d target(s) left", running)
 		return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
 	}
 	r.setPhase(b, v1alpha1.BenchmarkPreparing, "prepare")

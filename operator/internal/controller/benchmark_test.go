@@ -542,3 +542,48 @@ func TestBenchmarkValidation(t *testing.T) {
 		t.Errorf("defaults not applied: %+v", cur.Spec)
 	}
 }
+
+// TestBenchmarkPrecondition: conventional targets get their volume preconditioned by fio beside the database
+// before anything is loaded; zoned targets are left alone.
+func TestBenchmarkPrecondition(t *testing.T) {
+	requireEnv(t)
+	ns := newNamespace(t)
+	availableDBs(t, ns, "bench-node-3")
+	b := benchmark(ns, "aged", "tenant1", "inno")
+	b.Spec.Precondition = &v1alpha1.PreconditionSpec{}
+	create(t, b)
+	job := &batchv1.Job{}
+	waitObject(t, client.ObjectKey{Namespace: ns, Name: "aged-precondition-inno"}, job)
+	if got := strings.Join(job.Spec.Template.Spec.Containers[0].Command, " "); got != "znsbench precondition --target inno --dir /data --passes 2 --fill-percent 90" {
+		t.Errorf("precondition command %q", got)
+	}
+	pod := job.Spec.Template.Spec
+	if v := pod.Volumes; len(v) != 1 || v[0].PersistentVolumeClaim == nil || v[0].PersistentVolumeClaim.ClaimName != "data-inno-mysql-0" {
+		t.Errorf("precondition volumes %+v, want the datadir claim", v)
+	}
+	if a := pod.Affinity; a == nil || a.PodAffinity == nil || a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution[0].TopologyKey != corev1.LabelHostname {
+		t.Errorf("the precondition pod must run beside the database's pod (ReadWriteOnce): %+v", a)
+	}
+	if len(pod.Containers[0].Env) != 0 {
+		t.Errorf("precondition needs no password: %+v", pod.Containers[0].Env)
+	}
+	consistently(t, "no prepare before preconditioning ends, none for the zoned target", time.Second, func() error {
+		return errors.Join(
+			absent(client.ObjectKey{Namespace: ns, Name: "aged-precondition-tenant1"}, &batchv1.Job{}),
+			absent(client.ObjectKey{Namespace: ns, Name: "aged-prepare-inno"}, &batchv1.Job{}))
+	})
+	if p := getBench(t, b).Status.Phase; p != v1alpha1.BenchmarkPreconditioning {
+		t.Errorf("phase %s", p)
+	}
+	sum := okSummary("precondition", "inno")
+	sum.DeviceWrittenBytes = 2 << 30
+	finishBenchJob(t, ns, "aged-precondition-inno", sum, "", false)
+	waitObject(t, client.ObjectKey{Namespace: ns, Name: "aged-prepare-inno"}, &batchv1.Job{})
+	cur := getBench(t, b)
+	if ts := targetStatus(cur, "inno"); !ts.Preconditioned || ts.PreconditionWrittenBytes != 2<<30 {
+		t.Errorf("inno %+v", ts)
+	}
+	if ts := targetStatus(cur, "tenant1"); !ts.Preconditioned || ts.PreconditionWrittenBytes != 0 {
+		t.Errorf("tenant1 %+v: a zoned target needs no preconditioning", ts)
+	}
+}

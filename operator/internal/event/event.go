@@ -47,6 +47,7 @@ var (
 	TargetUnavailable  = Event{corev1.EventTypeWarning, "TargetUnavailable", "%s"}
 	ProfileSwitched    = Event{corev1.EventTypeNormal, "ProfileSwitched", "switched ZNSDatabase %s to the %s profile (%s)"}
 	PrepareFailed      = Event{corev1.EventTypeWarning, "PrepareFailed", "%s"}
+	PreconditionFailed = Event{corev1.EventTypeWarning, "PreconditionFailed", "%s"}
 	RowCountMismatch   = Event{corev1.EventTypeWarning, "RowCountMismatch", "%s"}
 	RunFailed          = Event{corev1.EventTypeWarning, "RunFailed", "%s"}
 	IterationDone      = Event{corev1.EventTypeNormal, "IterationDone", "run %d of %d finished"}

@@ -33,6 +33,9 @@ const (
 	BenchPhasePrepare = "prepare"
 	BenchPhaseVerify  = "verify"
 	BenchPhaseRun     = "run"
+	// BenchPhasePrecondition fills a conventional target's volume with fio.
+	BenchPhasePrecondition = "precondition"
+	preconditionMount      = "/data"
 )
 
 // BenchJobName is deterministic in benchmark, phase, iteration and target, so that a restarted operator finds
@@ -101,6 +104,15 @@ func RunnerArgs(b *v1alpha1.Benchmark, in BenchJobInput) []string {
 		"--mysql-user", "root",
 		"--storage-engine", string(db.Spec.Engine),
 	}
+	if in.Phase == BenchPhasePrecondition {
+		p := s.Precondition
+		args = []string{runnerBinary, in.Phase, "--target", db.Name, "--dir", preconditionMount,
+			"--passes", strconv.Itoa(int(p.Passes)), "--fill-percent", strconv.Itoa(int(p.FillPercent))}
+		if p.MaxBytesPerPass != nil {
+			args = append(args, "--max-bytes", strconv.FormatInt(p.MaxBytesPerPass.Value(), 10))
+		}
+		return args
+	}
 	if in.Phase == BenchPhaseRun {
 		args = append(args,
 			"--iteration", strconv.Itoa(int(in.Iteration)),
@@ -153,13 +165,28 @@ func BenchJob(b *v1alpha1.Benchmark, in BenchJobInput) *batchv1ac.JobApplyConfig
 		spec.WithAffinity(corev1ac.Affinity().WithNodeAffinity(corev1ac.NodeAffinity().
 			WithRequiredDuringSchedulingIgnoredDuringExecution(hostnameSelector(src.NodeName))))
 	}
+	if in.Phase == BenchPhasePrecondition {
+		// The datadir volume is ReadWriteOnce: the Job runs beside the database's pod, as the mysql user that
+		// owns the volume.
+		spec.WithSecurityContext(corev1ac.PodSecurityContext().
+			WithRunAsNonRoot(true).WithRunAsUser(MySQLUID).WithRunAsGroup(MySQLGID).WithFSGroup(MySQLGID).
+			WithSeccompProfile(corev1ac.SeccompProfile().WithType(corev1.SeccompProfileTypeRuntimeDefault))).
+			WithAffinity(corev1ac.Affinity().WithPodAffinity(corev1ac.PodAffinity().
+				WithRequiredDuringSchedulingIgnoredDuringExecution(corev1ac.PodAffinityTerm().
+					WithLabelSelector(metav1ac.LabelSelector().WithMatchLabels(db.SelectorLabels())).
+					WithTopologyKey(corev1.LabelHostname)))).
+			WithVolumes(corev1ac.Volume().WithName("data").WithPersistentVolumeClaim(
+				corev1ac.PersistentVolumeClaimVolumeSource().WithClaimName(db.DataClaimName())))
+		c.WithVolumeMounts(corev1ac.VolumeMount().WithName("data").WithMountPath(preconditionMount))
+		c.Env = nil // fio needs no password
+	}
 	spec.WithContainers(c)
 
 	deadline := int64(3600)
 	if in.Phase == BenchPhaseRun {
 		deadline = int64(b.Spec.DurationSeconds) + int64(b.Spec.StartDelaySeconds) + 600
-	} else if in.Phase == BenchPhasePrepare {
-		deadline = 24 * 3600 // a big prepare takes hours
+	} else if in.Phase == BenchPhasePrepare || in.Phase == BenchPhasePrecondition {
+		deadline = 24 * 3600 // a big prepare, or writing a whole drive twice, takes hours
 	}
 	return batchv1ac.Job(BenchJobName(b, in.Phase, in.Iteration, db.Name), b.Namespace).
 		WithLabels(labels).
