@@ -1,0 +1,457 @@
+// Package e2e runs the whole flow against a real cluster: the chart installs the operator, ZNSDatabases become
+// Available, rows go in and come out through the Service, a Benchmark of two targets completes with results,
+// and deleting everything leaves nothing behind but what is kept on purpose.
+//
+// It runs only when asked (ZNS_E2E=1, which `make e2e` sets after creating the cluster and loading the images);
+// otherwise every test skips with the reason.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/config"
+	"sigs.k8s.io/yaml"
+
+	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
+)
+
+const operatorNamespace = "zns-mysql-system"
+
+var (
+	k8s       client.Client
+	clientset *kubernetes.Clientset
+	ctx       = context.Background()
+	skipWhy   string
+)
+
+func env(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func TestMain(m *testing.M) {
+	if os.Getenv("ZNS_E2E") != "1" {
+		skipWhy = "needs a cluster: run `make e2e` (or set ZNS_E2E=1 with KUBECONFIG at a cluster that has the images loaded)"
+		os.Exit(m.Run())
+	}
+	if err := v1alpha1.AddToScheme(clientgoscheme.Scheme); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	cfg, err := config.GetConfig()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: ZNS_E2E=1 but no cluster configuration: %v\n", err)
+		os.Exit(1)
+	}
+	if k8s, err = client.New(cfg, client.Options{Scheme: clientgoscheme.Scheme}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if clientset, err = kubernetes.NewForConfig(cfg); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if _, err := clientset.Discovery().ServerVersion(); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: ZNS_E2E=1 but the cluster does not answer: %v\n", err)
+		os.Exit(1)
+	}
+	if err := installChart(); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: installing the chart: %v\n", err)
+		os.Exit(1)
+	}
+	os.Exit(m.Run())
+}
+
+func repoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// installChart installs (or upgrades) the operator with the images the cluster has loaded.
+func installChart() error {
+	tag := env("ZNS_E2E_TAG", "dev")
+	args := []string{"upgrade", "--install", "zns-mysql", filepath.Join(repoRoot(), "charts", "zns-mysql"),
+		"--namespace", operatorNamespace, "--create-namespace", "--wait", "--timeout", "5m",
+		"--set", "image.tag=" + tag, "--set", "mariadbImage.tag=" + tag, "--set", "perconaImage.tag=" + tag,
+		"--set", "benchImage.tag=" + tag, "--set", "image.pullPolicy=IfNotPresent", "--set", "logLevel=debug"}
+	cmd := exec.Command(env("ZNS_HELM", "helm"), args...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("helm %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return nil
+}
+
+func requireCluster(t *testing.T) {
+	t.Helper()
+	if skipWhy != "" {
+		t.Skip(skipWhy)
+	}
+}
+
+func newNamespace(t *testing.T, prefix string) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"}}
+	if err := k8s.Create(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			dump(t, ns.Name)
+		}
+		_ = k8s.Delete(ctx, ns)
+	})
+	return ns.Name
+}
+
+// waitFor polls cond every two seconds until it holds or timeout passes.
+func waitFor(t *testing.T, what string, timeout time.Duration, cond func() error) {
+	t.Helper()
+	start := time.Now()
+	var last error
+	for time.Since(start) < timeout {
+		if last = cond(); last == nil {
+			t.Logf("%s after %s", what, time.Since(start).Round(time.Second))
+			return
+		}
+		time.Sleep(2 * time.Second)
+	}
+	t.Fatalf("%s: not within %s: %v", what, timeout, last)
+}
+
+func conventionalDB(ns, name string, engine v1alpha1.Engine) *v1alpha1.ZNSDatabase {
+	return &v1alpha1.ZNSDatabase{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: v1alpha1.ZNSDatabaseSpec{
+			Storage: v1alpha1.StorageSpec{Volume: &v1alpha1.VolumeSource{Size: resource.MustParse("2Gi")}},
+			Engine:  engine,
+			Flavor:  v1alpha1.FlavorMariaDB,
+			Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{
+				corev1.ResourceMemory: resource.MustParse("1Gi"),
+			}},
+		},
+	}
+}
+
+func waitAvailable(t *testing.T, db *v1alpha1.ZNSDatabase) {
+	t.Helper()
+	waitFor(t, db.Name+" Available", 8*time.Minute, func() error {
+		cur := &v1alpha1.ZNSDatabase{}
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(db), cur); err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(cur.Status.Conditions, "Available")
+		if c == nil || c.Status != metav1.ConditionTrue {
+			return fmt.Errorf("conditions %+v", cur.Status.Conditions)
+		}
+		return nil
+	})
+}
+
+// sqlJob runs the mysql client of the bench image against a database and returns its output.
+func sqlJob(t *testing.T, db *v1alpha1.ZNSDatabase, sql string) string {
+	t.Helper()
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Namespace: db.Namespace, GenerateName: "sql-"},
+		Spec: batchv1.JobSpec{
+			BackoffLimit: ptr.To[int32](2),
+			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				RestartPolicy: corev1.RestartPolicyNever,
+				Containers: []corev1.Container{{
+					Name:    "sql",
+					Image:   "zns-mysql/bench:" + env("ZNS_E2E_TAG", "dev"),
+					Command: []string{"mariadb", "-h", db.ServiceName() + "." + db.Namespace + ".svc", "-uroot", "-N", "-e", sql},
+					// The client reads the password from the environment, so it is on no command line.
+					Env: []corev1.EnvVar{{Name: "MYSQL_PWD", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+						LocalObjectReference: corev1.LocalObjectReference{Name: db.RootSecretName()}, Key: "password"}}}},
+				}},
+			}},
+		},
+	}
+	if err := k8s.Create(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "SQL Job "+job.Name, 3*time.Minute, func() error {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(job), job); err != nil {
+			return err
+		}
+		if job.Status.Succeeded > 0 {
+			return nil
+		}
+		if job.Status.Failed > 2 {
+			t.Fatalf("SQL Job failed: %s", jobLogs(job))
+		}
+		return fmt.Errorf("succeeded %d failed %d", job.Status.Succeeded, job.Status.Failed)
+	})
+	return jobLogs(job)
+}
+
+func jobLogs(job *batchv1.Job) string {
+	pods, err := clientset.CoreV1().Pods(job.Namespace).List(ctx, metav1.ListOptions{LabelSelector: "job-name=" + job.Name})
+	if err != nil || len(pods.Items) == 0 {
+		return fmt.Sprintf("(no pod: %v)", err)
+	}
+	var b bytes.Buffer
+	for _, p := range pods.Items {
+		raw, err := clientset.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{}).DoRaw(ctx)
+		if err != nil {
+			fmt.Fprintf(&b, "(%s: %v)", p.Name, err)
+			continue
+		}
+		b.Write(raw)
+	}
+	return b.String()
+}
+
+// TestConventionalFlow is the path every machine can run: MyRocks and InnoDB on conventional volumes.
+func TestConventionalFlow(t *testing.T) {
+	requireCluster(t)
+	ns := newNamespace(t, "e2e")
+	rocks := conventionalDB(ns, "rocks", v1alpha1.EngineRocksDB)
+	inno := conventionalDB(ns, "inno", v1alpha1.EngineInnoDB)
+	for _, db := range []*v1alpha1.ZNSDatabase{rocks, inno} {
+		if err := k8s.Create(ctx, db); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitAvailable(t, rocks)
+	waitAvailable(t, inno)
+
+	out := sqlJob(t, rocks, "CREATE DATABASE IF NOT EXISTS e2e; "+
+		"CREATE TABLE e2e.t (id INT PRIMARY KEY, v VARCHAR(16)) ENGINE=ROCKSDB; "+
+		"INSERT INTO e2e.t VALUES (1,'one'),(2,'two'),(3,'three'); "+
+		"SELECT COUNT(*), ENGINE FROM e2e.t JOIN information_schema.TABLES ON TABLE_SCHEMA='e2e' AND TABLE_NAME='t' GROUP BY ENGINE;")
+	if !strings.Contains(out, "3\tROCKSDB") {
+		t.Errorf("rows through the Service: %q, want 3 rows in a ROCKSDB table", out)
+	}
+
+	b := &v1alpha1.Benchmark{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cmp"},
+		Spec: v1alpha1.BenchmarkSpec{
+			Targets:  []v1alpha1.BenchmarkTarget{{Name: "rocks"}, {Name: "inno"}},
+			Baseline: "inno", Workload: "oltp_update_index", Tables: 2, TableSize: 2000, Threads: 2,
+			DurationSeconds: 15, ReportIntervalSeconds: 1, Iterations: 1, StartDelaySeconds: 30,
+		},
+	}
+	if err := k8s.Create(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "Benchmark Completed", 12*time.Minute, func() error {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(b), b); err != nil {
+			return err
+		}
+		switch b.Status.Phase {
+		case v1alpha1.BenchmarkCompleted:
+			return nil
+		case v1alpha1.BenchmarkFailed:
+			t.Fatalf("Benchmark failed: %+v", b.Status)
+		}
+		return fmt.Errorf("phase %s (%s)", b.Status.Phase, b.Status.Progress)
+	})
+	for _, ts := range b.Status.Targets {
+		if ts.State != v1alpha1.TargetDone || ts.Rows != 4000 || len(ts.Iterations) != 1 || ts.Mean == nil || ts.VsBaseline == nil {
+			t.Errorf("target %s: %+v", ts.Name, ts)
+			continue
+		}
+		r := ts.Iterations[0]
+		for name, v := range map[string]string{"tps": r.TPS, "qps": r.QPS, "latencyAvgMs": r.LatencyAvgMs,
+			"latencyPctMs": r.LatencyPctMs, "latencyMaxMs": r.LatencyMaxMs, "tpsRelDevPct": r.TPSRelDevPct,
+			"ratio tps": ts.VsBaseline.TPS} {
+			if f, err := strconv.ParseFloat(v, 64); err != nil || f <= 0 {
+				t.Errorf("target %s: %s = %q, want a positive figure", ts.Name, name, v)
+			}
+		}
+		if r.SeriesConfigMap == "" {
+			t.Errorf("target %s: no series ConfigMap", ts.Name)
+		} else {
+			cm := &corev1.ConfigMap{}
+			if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: r.SeriesConfigMap}, cm); err != nil {
+				t.Errorf("series ConfigMap: %v", err)
+			} else if lines := strings.Count(cm.Data["series.csv"], "\n"); lines < 10 {
+				t.Errorf("series.csv has %d lines for a 15 s run at 1 s intervals", lines)
+			}
+		}
+	}
+	printComparison(t, b)
+	for _, db := range []string{"rocks", "inno"} {
+		cur := &v1alpha1.ZNSDatabase{}
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: db}, cur); err == nil && cur.Spec.Profile != v1alpha1.ProfileWorkload {
+			t.Errorf("%s left in profile %s", db, cur.Spec.Profile)
+		}
+	}
+
+	// Deleting everything leaves only what is kept on purpose: the datadir claims and generated Secrets.
+	if err := k8s.Delete(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	for _, db := range []*v1alpha1.ZNSDatabase{rocks, inno} {
+		if err := k8s.Delete(ctx, db); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "children gone", 3*time.Minute, func() error { return leftovers(ns) })
+}
+
+// leftovers lists what the operator created and should have removed.
+func leftovers(ns string) error {
+	var left []string
+	stss := &appsv1.StatefulSetList{}
+	jobs := &batchv1.JobList{}
+	svcs := &corev1.ServiceList{}
+	cms := &corev1.ConfigMapList{}
+	dbs := &v1alpha1.ZNSDatabaseList{}
+	managed := client.MatchingLabels{v1alpha1.LabelManagedBy: v1alpha1.ManagedByValue}
+	for _, l := range []client.ObjectList{stss, jobs, svcs, cms, dbs} {
+		opts := []client.ListOption{client.InNamespace(ns)}
+		if l != dbs && l != jobs {
+			opts = append(opts, managed)
+		}
+		if err := k8s.List(ctx, l, opts...); err != nil {
+			return err
+		}
+		items, _ := meta.ExtractList(l)
+		for _, it := range items {
+			o := it.(client.Object)
+			if strings.HasPrefix(o.GetName(), "sql-") {
+				continue // the test's own Jobs
+			}
+			left = append(left, fmt.Sprintf("%T %s", o, o.GetName()))
+		}
+	}
+	if len(left) > 0 {
+		return fmt.Errorf("still there: %s", strings.Join(left, ", "))
+	}
+	return nil
+}
+
+func printComparison(t *testing.T, b *v1alpha1.Benchmark) {
+	t.Helper()
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "%-8s %10s %10s %10s %12s %10s\n", "target", "tps", "p95 ms", "avg ms", "tps reldev%", "tps vs "+b.Status.Baseline)
+	for _, ts := range b.Status.Targets {
+		if ts.Mean == nil || ts.VsBaseline == nil {
+			continue
+		}
+		fmt.Fprintf(&sb, "%-8s %10s %10s %10s %12s %10s\n", ts.Name, ts.Mean.TPS, ts.Mean.LatencyPctMs, ts.Mean.LatencyAvgMs, ts.Mean.TPSRelDevPct, ts.VsBaseline.TPS)
+	}
+	t.Log("\n" + sb.String())
+}
+
+// TestZonedFlow needs null_blk zoned devices on a node and the Percona image with ZenFS.
+func TestZonedFlow(t *testing.T) {
+	requireCluster(t)
+	spec := os.Getenv("ZNS_E2E_ZONED") // node:device[,node:device]
+	if spec == "" {
+		t.Skip("needs zoned devices and the Percona ZenFS image: set ZNS_E2E_ZONED=node:nullb0,node:nullb1 (a kernel with zoned block device support)")
+	}
+	ns := newNamespace(t, "e2e-zoned")
+	var dbs []*v1alpha1.ZNSDatabase
+	for i, nd := range strings.Split(spec, ",") {
+		node, dev, ok := strings.Cut(nd, ":")
+		if !ok {
+			t.Fatalf("ZNS_E2E_ZONED entry %q: want node:device", nd)
+		}
+		db := &v1alpha1.ZNSDatabase{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("tenant%d", i+1)},
+			Spec: v1alpha1.ZNSDatabaseSpec{
+				Storage:   v1alpha1.StorageSpec{ZonedDevice: &v1alpha1.ZonedDeviceSource{NodeName: node, DeviceName: dev}},
+				Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("2Gi")}},
+			},
+		}
+		if err := k8s.Create(ctx, db); err != nil {
+			t.Fatal(err)
+		}
+		dbs = append(dbs, db)
+	}
+	for _, db := range dbs {
+		waitAvailable(t, db)
+		cur := &v1alpha1.ZNSDatabase{}
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(db), cur); err != nil {
+			t.Fatal(err)
+		}
+		if d := cur.Status.Device; d == nil || d.Model != "host-managed" || d.Zones < 32 || d.Scheduler != "mq-deadline" {
+			t.Errorf("%s: status.device %+v", db.Name, d)
+		}
+		if z := cur.Status.ZenFS; z == nil || !z.Present {
+			t.Errorf("%s: status.zenfs %+v", db.Name, z)
+		}
+	}
+	for _, db := range dbs {
+		if err := k8s.Delete(ctx, db); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "device PersistentVolumes released", 3*time.Minute, func() error {
+		for _, db := range dbs {
+			src := db.Spec.Storage.ZonedDevice
+			err := k8s.Get(ctx, client.ObjectKey{Name: v1alpha1.DevicePVName(src.NodeName, src.DeviceName)}, &corev1.PersistentVolume{})
+			if !apierrors.IsNotFound(err) {
+				return fmt.Errorf("PV of %s still there (%v)", db.Name, err)
+			}
+		}
+		return nil
+	})
+	// Re-creating the first database finds its ZenFS and keeps it: deletion did not wipe the device.
+	again := dbs[0].DeepCopy()
+	again.ResourceVersion, again.UID = "", ""
+	if err := k8s.Create(ctx, again); err != nil {
+		t.Fatal(err)
+	}
+	waitAvailable(t, again)
+	cur := &v1alpha1.ZNSDatabase{}
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(again), cur); err != nil {
+		t.Fatal(err)
+	}
+	if z := cur.Status.ZenFS; z == nil || !z.Present || z.LastAction != "keep" {
+		t.Errorf("after re-creation status.zenfs = %+v, want the existing ZenFS kept", z)
+	}
+}
+
+// dump prints what a person debugging a failure looks at first: the operator's log, the events and the
+// objects of the test's namespace.
+func dump(t *testing.T, ns string) {
+	pods, err := clientset.CoreV1().Pods(operatorNamespace).List(ctx, metav1.ListOptions{})
+	if err == nil {
+		for _, p := range pods.Items {
+			raw, _ := clientset.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{TailLines: ptr.To[int64](200)}).DoRaw(ctx)
+			t.Logf("--- operator log %s (last 200 lines)\n%s", p.Name, raw)
+		}
+	}
+	events, err := clientset.CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
+	if err == nil {
+		var sb strings.Builder
+		for _, e := range events.Items {
+			fmt.Fprintf(&sb, "%s %s/%s %s: %s\n", e.Type, e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Reason, e.Message)
+		}
+		t.Logf("--- events in %s\n%s", ns, sb.String())
+	}
+	for _, l := range []client.ObjectList{&v1alpha1.ZNSDatabaseList{}, &v1alpha1.BenchmarkList{}, &corev1.PodList{}, &batchv1.JobList{}} {
+		if err := k8s.List(ctx, l, client.InNamespace(ns)); err == nil {
+			raw, _ := yaml.Marshal(l)
+			t.Logf("--- %T in %s\n%s", l, ns, raw)
+		}
+	}
+}
