@@ -73,6 +73,15 @@ qemu-guest: ## Build (once, cached) the QEMU guest with zoned block device suppo
 testdata-qemu: ## Re-record the guest's real sysfs trees and fio output under operator/internal/qemuguest/testdata.
 	ZNS_QEMU_UPDATE_TESTDATA=1 go test -count=1 ./operator/internal/qemuguest -run TestGuestSuite
 
+IMAGES ?= all
+.PHONY: images
+images: ## Build the images (bench, MariaDB stand-in, operator, Percona+ZenFS: needs repo.percona.com); prints times and sizes.
+	hack/images/build.sh $(IMAGES)
+
+.PHONY: image-smoke
+image-smoke: ## Build the bench and MariaDB images and run them together as the operator does (needs Docker).
+	hack/images/smoke.sh
+
 .PHONY: helm
 helm: ## Build (once, cached) the pinned helm.
 	@hack/helm.sh >/dev/null

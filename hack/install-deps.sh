@@ -7,10 +7,11 @@
 #   sysbench fio                            the benchmark tools, run for real on loopback
 #   qemu-system-x86 busybox-static cpio kmod the QEMU guest with real zoned devices (hack/qemu); its kernel is
 #                                           fetched with apt-get download, never installed on the host
+#   debootstrap                             the images' Debian base, made locally (no registry is reachable)
 set -euo pipefail
 
 packages=(git make gcc ca-certificates mariadb-server mariadb-plugin-rocksdb mariadb-client sysbench fio
-  qemu-system-x86 busybox-static cpio kmod xz-utils)
+  qemu-system-x86 busybox-static cpio kmod xz-utils debootstrap)
 extra=(${ZNS_EXTRA_PACKAGES:-})
 
 missing=()

@@ -92,7 +92,7 @@ func repoRoot() string {
 
 // installChart installs (or upgrades) the operator with the images the cluster has loaded.
 func installChart() error {
-	tag := env("ZNS_E2E_TAG", "dev")
+	tag := env("ZNS_E2E_TAG", "latest")
 	args := []string{"upgrade", "--install", "zns-mysql", filepath.Join(repoRoot(), "charts", "zns-mysql"),
 		"--namespace", operatorNamespace, "--create-namespace", "--wait", "--timeout", "5m",
 		"--set", "image.tag=" + tag, "--set", "mariadbImage.tag=" + tag, "--set", "perconaImage.tag=" + tag,
@@ -182,7 +182,7 @@ func sqlJob(t *testing.T, db *v1alpha1.ZNSDatabase, sql string) string {
 				RestartPolicy: corev1.RestartPolicyNever,
 				Containers: []corev1.Container{{
 					Name:    "sql",
-					Image:   "zns-mysql/bench:" + env("ZNS_E2E_TAG", "dev"),
+					Image:   "zns-mysql/bench:" + env("ZNS_E2E_TAG", "latest"),
 					Command: []string{"mariadb", "-h", db.ServiceName() + "." + db.Namespace + ".svc", "-uroot", "-N", "-e", sql},
 					// The client reads the password from the environment, so it is on no command line.
 					Env: []corev1.EnvVar{{Name: "MYSQL_PWD", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{

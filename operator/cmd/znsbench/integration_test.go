@@ -60,8 +60,8 @@ func realServer(t *testing.T, sb string, engine mycnf.Engine) {
 	// config-file way.
 	const pwEnv = `p w#'"x\y`
 	const pwFile = `q#r=s'"t`
+	// No CREATE DATABASE: prepare --create-database makes it, as in a fresh pod.
 	for _, q := range []string{
-		"CREATE DATABASE sbtest",
 		"CREATE USER bench@'%' IDENTIFIED BY " + sqlString(pwEnv),
 		"GRANT ALL ON sbtest.* TO bench@'%'",
 		"CREATE USER bench2@'%' IDENTIFIED BY " + sqlString(pwFile),
@@ -107,7 +107,7 @@ func realServer(t *testing.T, sb string, engine mycnf.Engine) {
 		}
 	}
 
-	prep := invoke(pwEnv, "prepare")
+	prep := invoke(pwEnv, "prepare", "--create-database")
 	mustOK(prep, "prepare")
 	if !strings.Contains(prep.stdout, "Inserting 2000 records into 'sbtest2'") {
 		t.Errorf("prepare output not streamed:\n%s", prep.stdout)

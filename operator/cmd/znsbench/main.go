@@ -53,6 +53,7 @@ type config struct {
 	sysBlock       string
 	tailLines      int
 	connectTimeout time.Duration
+	createDatabase bool
 }
 
 func usage(w io.Writer, fs *flag.FlagSet) {
@@ -95,7 +96,8 @@ func newFlagSet(c *config) *flag.FlagSet {
 	fs.StringVar(&c.device, "device", "", "block device kernel name to sample written bytes from (e.g. nvme0n2)")
 	fs.StringVar(&c.sysBlock, "sys-block", "/sys/block", "sysfs block directory")
 	fs.IntVar(&c.tailLines, "tail-lines", 15, "sysbench output lines kept in a failure's error message")
-	fs.DurationVar(&c.connectTimeout, "connect-timeout", 30*time.Second, "verify: how long to retry connecting to the server")
+	fs.DurationVar(&c.connectTimeout, "connect-timeout", 30*time.Second, "verify and --create-database: how long to retry connecting to the server")
+	fs.BoolVar(&c.createDatabase, "create-database", false, "prepare: create --mysql-db first if it does not exist")
 	return fs
 }
 

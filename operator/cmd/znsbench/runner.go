@@ -51,9 +51,14 @@ func (r *runner) main(ctx context.Context) int {
 	r.tail = newLineRing(max(c.tailLines, 1))
 
 	var err error
-	if c.phase == benchresult.PhaseVerify {
+	switch {
+	case c.phase == benchresult.PhaseVerify:
 		err = r.verify(ctx)
-	} else {
+	case c.phase == benchresult.PhasePrepare && c.createDatabase:
+		if err = r.ensureDatabase(ctx); err == nil {
+			err = r.sysbench(ctx)
+		}
+	default:
 		err = r.sysbench(ctx)
 	}
 	if err != nil {

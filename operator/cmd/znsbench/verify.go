@@ -28,25 +28,11 @@ func (r *runner) verify(ctx context.Context) error {
 	r.sum.StartTime = r.now().UTC().Format(time.RFC3339Nano)
 	defer func() { r.sum.EndTime = r.now().UTC().Format(time.RFC3339Nano) }()
 
-	mc := mysql.NewConfig()
-	mc.User = s.User
-	mc.Passwd = r.cfg.password
-	mc.DBName = s.DB
-	mc.Timeout = 10 * time.Second
-	if s.Socket != "" {
-		mc.Net, mc.Addr = "unix", s.Socket
-	} else {
-		mc.Net, mc.Addr = "tcp", net.JoinHostPort(s.Host, strconv.Itoa(s.Port))
-	}
-	connector, err := mysql.NewConnector(mc)
+	db, err := r.connect(ctx, s.DB)
 	if err != nil {
-		return err
+		return fmt.Errorf("verify: %w", err)
 	}
-	db := sql.OpenDB(connector)
 	defer db.Close()
-	if err := pingUntil(ctx, db, r.cfg.connectTimeout, r.sleep); err != nil {
-		return fmt.Errorf("verify: cannot connect to %s as %s: %v", mc.Addr, s.User, err)
-	}
 
 	var found int64
 	var problems []string
@@ -105,4 +91,48 @@ func pingUntil(ctx context.Context, db *sql.DB, timeout time.Duration, sleep fun
 			return err
 		}
 	}
+}
+
+// connect opens a connection pool to the server (to database dbName, or none when empty) and waits until the
+// server answers.
+func (r *runner) connect(ctx context.Context, dbName string) (*sql.DB, error) {
+	s := r.cfg.spec
+	mc := mysql.NewConfig()
+	mc.User = s.User
+	mc.Passwd = r.cfg.password
+	mc.DBName = dbName
+	mc.Timeout = 10 * time.Second
+	if s.Socket != "" {
+		mc.Net, mc.Addr = "unix", s.Socket
+	} else {
+		mc.Net, mc.Addr = "tcp", net.JoinHostPort(s.Host, strconv.Itoa(s.Port))
+	}
+	connector, err := mysql.NewConnector(mc)
+	if err != nil {
+		return nil, err
+	}
+	db := sql.OpenDB(connector)
+	if err := pingUntil(ctx, db, r.cfg.connectTimeout, r.sleep); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("cannot connect to %s as %s: %v", mc.Addr, s.User, err)
+	}
+	return db, nil
+}
+
+// ensureDatabase creates the benchmark's database if it is missing: sysbench's prepare creates tables, not the
+// database, and a fresh server has none.
+func (r *runner) ensureDatabase(ctx context.Context) error {
+	if !identOK(r.cfg.spec.DB) {
+		return fmt.Errorf("database %q must be a plain identifier [A-Za-z0-9_$]", r.cfg.spec.DB)
+	}
+	db, err := r.connect(ctx, "")
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	// The name passed identOK: it cannot break out of the quotes.
+	if _, err := db.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS `"+r.cfg.spec.DB+"`"); err != nil {
+		return fmt.Errorf("creating database %s: %w", r.cfg.spec.DB, err)
+	}
+	return nil
 }

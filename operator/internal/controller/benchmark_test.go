@@ -266,7 +266,8 @@ func TestBenchmarkMethodology(t *testing.T) {
 			t.Errorf("%s: prepare Job exists while the database is in profile %s", target, p)
 		}
 		cmd := strings.Join(job.Spec.Template.Spec.Containers[0].Command, " ")
-		if !strings.HasPrefix(cmd, "znsbench prepare --target "+target) || !strings.Contains(cmd, "--tables 2 --table-size 1000") {
+		if !strings.HasPrefix(cmd, "znsbench prepare --target "+target) || !strings.Contains(cmd, "--tables 2 --table-size 1000") ||
+			!strings.HasSuffix(cmd, "--create-database") {
 			t.Errorf("prepare command %q", cmd)
 		}
 		env := job.Spec.Template.Spec.Containers[0].Env
@@ -558,8 +559,8 @@ func TestBenchmarkPrecondition(t *testing.T) {
 		t.Errorf("precondition command %q", got)
 	}
 	pod := job.Spec.Template.Spec
-	if v := pod.Volumes; len(v) != 1 || v[0].PersistentVolumeClaim == nil || v[0].PersistentVolumeClaim.ClaimName != "data-inno-mysql-0" {
-		t.Errorf("precondition volumes %+v, want the datadir claim", v)
+	if !claimsDevice(pod.Volumes, "data-inno-mysql-0") {
+		t.Errorf("precondition volumes %+v, want the datadir claim", pod.Volumes)
 	}
 	if a := pod.Affinity; a == nil || a.PodAffinity == nil || a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution[0].TopologyKey != corev1.LabelHostname {
 		t.Errorf("the precondition pod must run beside the database's pod (ReadWriteOnce): %+v", a)

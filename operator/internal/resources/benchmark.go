@@ -113,6 +113,9 @@ func RunnerArgs(b *v1alpha1.Benchmark, in BenchJobInput) []string {
 		}
 		return args
 	}
+	if in.Phase == BenchPhasePrepare {
+		args = append(args, "--create-database")
+	}
 	if in.Phase == BenchPhaseRun {
 		args = append(args,
 			"--iteration", strconv.Itoa(int(in.Iteration)),
@@ -180,6 +183,9 @@ func BenchJob(b *v1alpha1.Benchmark, in BenchJobInput) *batchv1ac.JobApplyConfig
 		c.WithVolumeMounts(corev1ac.VolumeMount().WithName("data").WithMountPath(preconditionMount))
 		c.Env = nil // fio needs no password
 	}
+	// The root filesystem is read-only; sysbench's config-file password mode writes a private file to /tmp.
+	spec.WithVolumes(corev1ac.Volume().WithName("tmp").WithEmptyDir(corev1ac.EmptyDirVolumeSource()))
+	c.WithVolumeMounts(corev1ac.VolumeMount().WithName("tmp").WithMountPath("/tmp"))
 	spec.WithContainers(c)
 
 	deadline := int64(3600)
