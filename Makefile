@@ -82,6 +82,27 @@ images: ## Build the images (bench, MariaDB stand-in, operator, Percona+ZenFS: n
 image-smoke: ## Build the bench and MariaDB images and run them together as the operator does (needs Docker).
 	hack/images/smoke.sh
 
+.PHONY: kind-image kind-up kind-down kind-status
+kind-image: ## Build (once, cached) the offline kind node image (Debian packages + Go modules only).
+	@hack/kind/build-node-image.sh >/dev/null
+kind-up: ## Create (or keep) the single-node kind cluster zns-mysql from the offline node image.
+	@hack/kind/cluster.sh up >/dev/null
+kind-down: ## Delete the kind cluster.
+	hack/kind/cluster.sh down
+kind-status: ## Show the kind cluster's state.
+	hack/kind/cluster.sh status
+
+# Images loaded into kind carry a tag other than latest, so that pods use them without pulling.
+E2E_TAG ?= e2e
+.PHONY: e2e
+e2e: ## The end-to-end suite on the offline kind cluster: images built and loaded, chart installed.
+	hack/images/build.sh bench mariadb operator
+	for i in bench mariadb-myrocks operator; do docker tag zns-mysql/$$i:latest zns-mysql/$$i:$(E2E_TAG); done
+	@kc=$$(hack/kind/cluster.sh up) && \
+		hack/kind/cluster.sh load zns-mysql/bench:$(E2E_TAG) zns-mysql/mariadb-myrocks:$(E2E_TAG) zns-mysql/operator:$(E2E_TAG) && \
+		helm=$$(hack/helm.sh) && \
+		KUBECONFIG=$$kc ZNS_E2E=1 ZNS_E2E_TAG=$(E2E_TAG) ZNS_HELM=$$helm go test -count=1 -v -timeout 40m ./test/e2e/
+
 .PHONY: helm
 helm: ## Build (once, cached) the pinned helm.
 	@hack/helm.sh >/dev/null

@@ -41,3 +41,44 @@ HELM_VERSION := v3.22.0
 #   apt-cache search '^linux-image-6\.1\.0-[0-9]+-amd64$'; apt-cache madison <name>
 QEMU_GUEST_KERNEL_PACKAGE := linux-image-6.1.0-50-amd64
 QEMU_GUEST_KERNEL_VERSION := 6.1.176-1
+
+# --- offline kind cluster (hack/kind/build-node-image.sh, hack/kind/cluster.sh) ---
+# Every version below was probed on the Go module proxy with
+#   go list -m -versions <module>; go mod download -json <module>@<version>
+# (the second also checks sum.golang.org: newer tags the proxy lists but the
+# checksum database does not serve yet are unusable without disabling checks).
+
+# Kubernetes of the kind node: below 1.35 because our hosts run cgroup v1, which
+# kubelet 1.35 refuses by default. v1.34.10 is the newest 1.34 patch whose
+# k8s.io/kubernetes module verifies against sum.golang.org (v1.34.11 and v1.34.12
+# are listed but 404 there). Built like ENVTEST_K8S_VERSION, staging modules
+# replaced by v0.34.10. etcd, CoreDNS and pause are NOT pinned here: their
+# versions and image names come from this version's
+# `kubeadm config images list` (v1.34.10: etcd 3.6.5-0, coredns v1.12.1,
+# pause 3.10.1), so kubeadm finds the images it asks for.
+KIND_NODE_K8S_VERSION := 1.34.10
+
+# kind (sigs.k8s.io/kind): newest release on the proxy; its images/base/files
+# (entrypoint, systemd units, containerd config) are copied into the node image.
+KIND_VERSION := v0.33.0
+
+# Debian suite of the node rootfs (debootstrap). bookworm's systemd 252 still
+# supports cgroup v1 hosts (trixie's systemd 257 deprecates it, 258 drops it).
+KIND_NODE_DEBIAN_SUITE := bookworm
+
+# containerd in the node (github.com/containerd/containerd/v2): newest v2.0.x on
+# the proxy; the v2 line reads kind's version 2 config.toml.
+KIND_CONTAINERD_VERSION := v2.0.14
+
+# runc in the node (github.com/opencontainers/runc): newest v1.2.x on the proxy;
+# built with cgo and Debian's libseccomp-dev, linked statically.
+KIND_RUNC_VERSION := v1.2.9
+
+# CNI plugins (github.com/containernetworking/plugins): newest on the proxy, the
+# same release kind v0.33.0 ships. ptp + host-local + loopback + portmap.
+KIND_CNI_PLUGINS_VERSION := v1.9.1
+
+# local-path-provisioner (github.com/rancher/local-path-provisioner), behind the
+# default StorageClass "standard". kind v0.33.0 ships v0.0.34, which the proxy
+# does not serve; v0.0.33 is listed but fails sum.golang.org; v0.0.30 verifies.
+KIND_LOCAL_PATH_PROVISIONER_VERSION := v0.0.30

@@ -8,10 +8,11 @@
 #   qemu-system-x86 busybox-static cpio kmod the QEMU guest with real zoned devices (hack/qemu); its kernel is
 #                                           fetched with apt-get download, never installed on the host
 #   debootstrap                             the images' Debian base, made locally (no registry is reachable)
+#   libseccomp-dev libc6-dev                runc and pause for the offline kind node image (hack/kind)
 set -euo pipefail
 
 packages=(git make gcc ca-certificates mariadb-server mariadb-plugin-rocksdb mariadb-client sysbench fio
-  qemu-system-x86 busybox-static cpio kmod xz-utils debootstrap)
+  qemu-system-x86 busybox-static cpio kmod xz-utils debootstrap libseccomp-dev libc6-dev)
 extra=(${ZNS_EXTRA_PACKAGES:-})
 
 missing=()

@@ -1,0 +1,433 @@
+#!/usr/bin/env bash
+# hack/kind/cluster.sh: a single-node kind cluster from the offline node image (no image registry needed).
+#
+#   hack/kind/cluster.sh up               build what is missing (node image, kind), create the cluster, wait
+#                                         for the node Ready, CoreDNS and the storage provisioner; prints the
+#                                         kubeconfig path on stdout. Idempotent: a healthy cluster is kept.
+#   hack/kind/cluster.sh down             delete the cluster (and its kubeconfig)
+#   hack/kind/cluster.sh status           print the cluster's state; exit 0 only if it is up and Ready
+#   hack/kind/cluster.sh load IMAGE...    load local docker images into the node (kind load docker-image);
+#                                         pods must use them with imagePullPolicy IfNotPresent or Never
+#   hack/kind/cluster.sh kubeconfig       print the kubeconfig path
+#   hack/kind/cluster.sh kubectl ARGS...  run the node's kubectl (same version as the cluster) against it
+#
+# The cluster: name $ZNS_KIND_CLUSTER (default zns-mysql), image from hack/kind/build-node-image.sh,
+# `disableDefaultCNI: true` (the image has no kindnetd; its own ptp + host-local CNI config serves the single
+# node), default StorageClass "standard" (local-path-provisioner), containerd with
+# device_ownership_from_security_context = true (a non-root mysqld can open a raw device), and the host
+# devices in $ZNS_KIND_DEVICES bind-mounted at the same paths (null_blk or NVMe ZNS namespaces: create them
+# first; the node's /dev is a copy taken at creation).
+#
+# Host requirements checked by `up`: a Docker Engine; /lib/modules (kind bind-mounts it; created empty if
+# missing, which needs root or passwordless sudo); the netfilter matches and targets kube-proxy and the CNI
+# plugins use, built in or loaded (no modules can be loaded on hosts without /lib/modules); on cgroup v1
+# hosts, Kubernetes < 1.35 or kubelet's failCgroupV1: false (set automatically).
+#
+# Hosts where `docker run --privileged` fails because the Docker host's capability bounding set lacks a
+# capability (our Firecracker VMs lack CAP_SYS_RESOURCE): `up` detects it and gives kind
+# hack/kind/docker-unprivileged as its docker, which starts the node with every available capability,
+# unmasked /proc and /sys, all devices allowed, and containerd's restrict_oom_score_adj (as rootless kind).
+#
+# kind is built from the Go module proxy (KIND_VERSION in versions.mk) into the cache; kubectl is copied out
+# of the node image. Step timings go to stderr; stdout carries only the result (`up`: kubeconfig path).
+#
+# Environment:
+#   ZNS_KIND_CLUSTER       cluster name (default zns-mysql)
+#   ZNS_KIND_DEVICES       space-separated host block devices to mount into the node, e.g. "/dev/nullb0"
+#   ZNS_KIND_KUBECONFIG    kubeconfig to write (default <cache>/kind/<cluster>.kubeconfig)
+#   ZNS_KIND_WAIT          seconds to wait for the node, CoreDNS and storage (default 300)
+#   ZNS_KIND_KEEP_FAILED   1: keep the node container of a failed `up` for debugging
+#   ZNS_CACHE_DIR          cache root (default ${XDG_CACHE_HOME:-$HOME/.cache}/zns-mysql)
+#   KIND_EXPERIMENTAL_CONTAINERD_SNAPSHOTTER   passed to the node; default overlayfs when docker's data root
+#                          is on ext4/xfs/btrfs (kind's own guess picks fuse-overlayfs on a fuse-overlayfs
+#                          docker, which the offline image does not ship)
+set -euo pipefail
+
+exec 3>&1 1>&2
+
+# shellcheck disable=SC2034 # used by lib.sh
+LOG_PREFIX=cluster
+# shellcheck source=hack/kind/lib.sh
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)/lib.sh"
+
+T_START=$(now)
+CLUSTER=${ZNS_KIND_CLUSTER:-zns-mysql}
+[[ "$CLUSTER" =~ ^[a-z0-9][a-z0-9.-]*$ ]] || die "ZNS_KIND_CLUSTER '${CLUSTER}' is not a valid kind cluster name"
+NODE="${CLUSTER}-control-plane"
+WAIT=${ZNS_KIND_WAIT:-300}
+[[ "$WAIT" =~ ^[0-9]+$ ]] || die "ZNS_KIND_WAIT must be a number of seconds"
+K8S_VERSION=$(read_pin KIND_NODE_K8S_VERSION)
+K8S_VERSION=${K8S_VERSION#v}
+K8S_MINOR=$(cut -d. -f2 <<<"$K8S_VERSION")
+ROOT=$(cache_root)
+KUBECONFIG_PATH=${ZNS_KIND_KUBECONFIG:-${ROOT}/${CLUSTER}.kubeconfig}
+KUBECTL=""
+KIND=""
+
+usage() { sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+
+SUDO=()
+need_root() {
+  if [[ $(id -u) -ne 0 ]]; then
+    if ! command -v sudo >/dev/null 2>&1 || ! sudo -n true 2>/dev/null; then
+      die "$1 needs root or passwordless sudo"
+    fi
+    SUDO=(sudo -n)
+  fi
+}
+
+check_docker() {
+  command -v docker >/dev/null 2>&1 || die "docker is not on PATH"
+  docker info >/dev/null 2>&1 || die "cannot talk to the Docker Engine (docker info failed)"
+}
+
+# --- tools: kind (module proxy), kubectl (from the node image) ---------------------------------------------
+get_kind() { KIND=$(kind_binary); }
+get_kubectl() {
+  local image=$1 dir="${ROOT}/bin/kubectl-v${K8S_VERSION}" c
+  if [[ -x "$dir/kubectl" ]] && "$dir/kubectl" version --client 2>/dev/null | grep -q "v${K8S_VERSION}"; then
+    KUBECTL="$dir/kubectl"
+    return 0
+  fi
+  mkdir -p "$dir"
+  c=$(docker create "$image" 2>/dev/null) || return 1
+  docker cp "$c:/usr/bin/kubectl" "$dir/.kubectl.tmp" >/dev/null && mv "$dir/.kubectl.tmp" "$dir/kubectl"
+  docker rm -f -v "$c" >/dev/null
+  KUBECTL="$dir/kubectl"
+  "$KUBECTL" version --client >&2
+}
+kc() { "$KUBECTL" --kubeconfig "$KUBECONFIG_PATH" "$@"; }
+
+# --- --privileged or not ------------------------------------------------------------------------------------
+# kind runs `docker run --privileged` and `docker exec --privileged`. Where the Docker host's capability
+# bounding set lacks a capability, runc cannot grant "all" of them and both fail ("unable to apply caps:
+# operation not permitted"). `up` probes this; if so, kind gets hack/kind/docker-unprivileged as its docker
+# (see there), and the decision is kept in DROP_CAPS_FILE for the other subcommands.
+DROP_CAPS_FILE="${ROOT}/${CLUSTER}.docker-drop-caps"
+CAP_NAMES=(CHOWN DAC_OVERRIDE DAC_READ_SEARCH FOWNER FSETID KILL SETGID SETUID SETPCAP LINUX_IMMUTABLE
+  NET_BIND_SERVICE NET_BROADCAST NET_ADMIN NET_RAW IPC_LOCK IPC_OWNER SYS_MODULE SYS_RAWIO SYS_CHROOT SYS_PTRACE
+  SYS_PACCT SYS_ADMIN SYS_BOOT SYS_NICE SYS_RESOURCE SYS_TIME SYS_TTY_CONFIG MKNOD LEASE AUDIT_WRITE
+  AUDIT_CONTROL SETFCAP MAC_OVERRIDE MAC_ADMIN SYSLOG WAKE_ALARM BLOCK_SUSPEND AUDIT_READ PERFMON BPF
+  CHECKPOINT_RESTORE)
+DROP_CAPS=""
+probe_privileged() {
+  local image=$1 out bnd last i names=()
+  if out=$(docker run --rm --net none --privileged --entrypoint /bin/true "$image" 2>&1); then
+    rm -f "$DROP_CAPS_FILE"
+    log "docker run --privileged works"
+    return 0
+  fi
+  [[ "$out" == *"apply caps"* ]] || { log "docker run --privileged fails: ${out}"; return 1; }
+  # the capability bounding set of the Docker daemon (host PID namespace), else of the host's PID 1
+  bnd=$(docker run --rm --net none --pid host --entrypoint bash "$image" -c '
+    for p in $(pgrep -x dockerd) $(pgrep -x containerd) 1; do
+      sed -n "s/^CapBnd:[[:space:]]*//p" "/proc/$p/status" 2>/dev/null && exit 0
+    done' 2>/dev/null | head -n 1)
+  last=$(docker run --rm --net none --entrypoint cat "$image" /proc/sys/kernel/cap_last_cap 2>/dev/null || true)
+  [[ "$bnd" =~ ^[0-9a-f]+$ && "$last" =~ ^[0-9]+$ ]] ||
+    { log "docker run --privileged fails (${out}) and the host's capability bounding set is unreadable"; return 1; }
+  for ((i = 0; i <= last && i < ${#CAP_NAMES[@]}; i++)); do
+    (((0x${bnd} >> i) & 1)) || names+=("${CAP_NAMES[$i]}")
+  done
+  ((${#names[@]})) || { log "docker run --privileged fails (${out}), yet no capability is missing"; return 1; }
+  DROP_CAPS="${names[*]}"
+  printf '%s\n' "$DROP_CAPS" >"$DROP_CAPS_FILE"
+  warn "docker run --privileged fails here (runc: unable to apply caps): the Docker host lacks CAP_${DROP_CAPS// /, CAP_};"
+  warn "the node runs with every other capability instead (hack/kind/docker-unprivileged)"
+}
+load_drop_caps() { [[ -f "$DROP_CAPS_FILE" ]] && DROP_CAPS=$(cat "$DROP_CAPS_FILE") || DROP_CAPS=""; }
+# run_kind ARGS...: kind, with the unprivileged docker when needed.
+run_kind() {
+  if [[ -z "$DROP_CAPS" ]]; then
+    "$KIND" "$@"
+    return
+  fi
+  local shim="${ROOT}/bin/docker-unprivileged"
+  mkdir -p "$shim"
+  ln -sf "${KIND_LIB_DIR}/docker-unprivileged" "${shim}/docker"
+  ZNS_REAL_DOCKER=$(command -v docker) ZNS_DOCKER_DROP_CAPS="$DROP_CAPS" PATH="${shim}:${PATH}" "$KIND" "$@"
+}
+
+cluster_exists() { [[ -n "$KIND" ]] && "$KIND" get clusters 2>/dev/null | grep -qxF "$CLUSTER"; }
+node_running() { [[ "$(docker inspect -f '{{.State.Running}}' "$NODE" 2>/dev/null)" == true ]]; }
+node_ready() {
+  [[ -n "$KUBECTL" && -f "$KUBECONFIG_PATH" ]] || return 1
+  [[ "$(kc get node "$NODE" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' --request-timeout=10s 2>/dev/null)" == True ]]
+}
+
+# --- host checks ---------------------------------------------------------------------------------------------
+CGROUP_V1=0
+check_host() {
+  # cgroups
+  if [[ -f /sys/fs/cgroup/cgroup.controllers ]]; then
+    log "cgroup v2"
+  else
+    CGROUP_V1=1
+    if ((K8S_MINOR >= 35)); then
+      log "cgroup v1 host and Kubernetes v${K8S_VERSION}: setting kubelet failCgroupV1: false"
+    else
+      log "cgroup v1 host: fine for Kubernetes v${K8S_VERSION} (< 1.35)"
+    fi
+  fi
+  # /lib/modules: kind bind-mounts it read-only; docker would create it as root, we do it explicitly
+  if [[ ! -d /lib/modules ]]; then
+    need_root "creating /lib/modules"
+    "${SUDO[@]}" mkdir -p /lib/modules || die "cannot create /lib/modules"
+    log "created an empty /lib/modules (this kernel has no modules; everything needed must be built in)"
+  fi
+  # netfilter: what kube-proxy (iptables mode), the ptp CNI plugin (ipMasq) and portmap use. A match or
+  # target is usable if the kernel has registered it (built in, or its module loaded); a module that is not
+  # loaded yet counts only if the host can load modules.
+  local missing=() m t have_matches have_targets can_load=0
+  [[ -d "/lib/modules/$(uname -r)" ]] && command -v modprobe >/dev/null 2>&1 && can_load=1
+  have_matches=$(cat /proc/net/ip_tables_matches 2>/dev/null || true)
+  have_targets=$(cat /proc/net/ip_tables_targets 2>/dev/null || true)
+  if [[ -z "$have_matches$have_targets" ]]; then
+    if ((can_load)); then
+      warn "no /proc/net/ip_tables_*: iptables not loaded yet; cannot check netfilter features"
+    else
+      die "the kernel has no iptables (no /proc/net/ip_tables_matches) and cannot load modules"
+    fi
+  else
+    for m in comment conntrack multiport mark statistic addrtype; do
+      grep -qx "$m" <<<"$have_matches" || missing+=("match:${m}")
+    done
+    for t in MASQUERADE DNAT SNAT REJECT MARK; do
+      grep -qx "$t" <<<"$have_targets" || missing+=("target:${t}")
+    done
+  fi
+  grep -qw overlay /proc/filesystems || [[ -d /sys/module/overlay ]] || missing+=("overlay filesystem")
+  if [[ -r /proc/config.gz ]] || [[ -r "/boot/config-$(uname -r)" ]]; then
+    local cfg
+    cfg=$({ zcat /proc/config.gz 2>/dev/null || cat "/boot/config-$(uname -r)"; } 2>/dev/null)
+    for m in CONFIG_VETH CONFIG_NF_NAT CONFIG_NF_CONNTRACK CONFIG_BRIDGE; do
+      grep -qE "^${m}=(y|m)$" <<<"$cfg" || missing+=("${m}")
+    done
+  fi
+  if ((${#missing[@]})); then
+    if ((can_load)); then
+      warn "not registered yet (modules will have to load on demand): ${missing[*]}"
+    else
+      die "the kernel lacks netfilter/network features kube-proxy and the CNI plugins need, and cannot load modules: ${missing[*]}"
+    fi
+  else
+    log "netfilter: the matches and targets kube-proxy and the CNI plugins use are available"
+  fi
+  # devices to mount
+  local d
+  for d in ${ZNS_KIND_DEVICES:-}; do
+    [[ "$d" == /dev/* ]] || die "ZNS_KIND_DEVICES: '${d}' is not a /dev path"
+    [[ -b "$d" || -c "$d" ]] || die "ZNS_KIND_DEVICES: ${d} does not exist or is not a device (create it before the cluster)"
+  done
+}
+
+# write_config FILE IMAGE: the kind cluster config.
+write_config() {
+  local file=$1 image=$2 d
+  {
+    echo "# generated by hack/kind/cluster.sh"
+    echo "kind: Cluster"
+    echo "apiVersion: kind.x-k8s.io/v1alpha4"
+    echo "name: ${CLUSTER}"
+    echo "networking:"
+    echo "  # no kindnetd in the offline image: its ptp + host-local config serves the node's podCIDR,"
+    echo "  # the first /24 of this podSubnet"
+    echo "  disableDefaultCNI: true"
+    echo "  podSubnet: 10.244.0.0/16"
+    echo "  serviceSubnet: 10.96.0.0/16"
+    echo "nodes:"
+    echo "- role: control-plane"
+    echo "  image: ${image}"
+    if [[ -n "${ZNS_KIND_DEVICES:-}" ]]; then
+      echo "  extraMounts:"
+      for d in ${ZNS_KIND_DEVICES}; do
+        echo "  - hostPath: ${d}"
+        echo "    containerPath: ${d}"
+      done
+    fi
+    echo "containerdConfigPatches:"
+    echo "- |-"
+    echo "  [plugins.\"io.containerd.grpc.v1.cri\"]"
+    echo "    device_ownership_from_security_context = true"
+    if [[ -n "$DROP_CAPS" ]]; then
+      echo "    # no CAP_${DROP_CAPS// /, CAP_} on this Docker host: containers cannot lower their oom_score_adj"
+      echo "    # below containerd's (as in rootless kind)"
+      echo "    restrict_oom_score_adj = true"
+    fi
+    if ((CGROUP_V1 && K8S_MINOR >= 35)); then
+      echo "kubeadmConfigPatches:"
+      echo "- |"
+      echo "  kind: KubeletConfiguration"
+      echo "  failCgroupV1: false"
+    fi
+  } >"$file"
+}
+
+snapshotter_env() {
+  if [[ -n "${KIND_EXPERIMENTAL_CONTAINERD_SNAPSHOTTER:-}" ]]; then
+    log "containerd snapshotter: ${KIND_EXPERIMENTAL_CONTAINERD_SNAPSHOTTER} (from the environment)"
+    return 0
+  fi
+  local root fs
+  root=$(docker info -f '{{.DockerRootDir}}' 2>/dev/null || true)
+  fs=$(stat -f -c %T "$root" 2>/dev/null || true)
+  case "$fs" in
+    ext2/ext3 | ext4 | xfs | btrfs)
+      # the node's /var (containerd's root) is a docker volume on this filesystem: overlayfs works there
+      export KIND_EXPERIMENTAL_CONTAINERD_SNAPSHOTTER=overlayfs
+      log "containerd snapshotter: overlayfs (docker's data root ${root} is ${fs})"
+      ;;
+    *) log "containerd snapshotter: kind's choice (docker's data root: '${root:-?}' on '${fs:-?}')" ;;
+  esac
+}
+
+create_cluster() {
+  local cfg="${WORK}/kind.config" logs
+  mkdir -p "$(dirname "$KUBECONFIG_PATH")"
+  if ! run_kind create cluster --config "$cfg" --kubeconfig "$KUBECONFIG_PATH" --retain --wait 0s; then
+    logs=$(mktemp -d "${TMPDIR:-/tmp}/zns-kind-logs.XXXXXX")
+    run_kind export logs --name "$CLUSTER" "$logs" >/dev/null 2>&1 || true
+    log "kind create cluster failed; node logs in ${logs} (journal, kubelet, containerd); last kubelet lines:"
+    tail -n 25 "$logs/${NODE}/kubelet.log" >&2 2>/dev/null || true
+    [[ "${ZNS_KIND_KEEP_FAILED:-0}" == 1 ]] || run_kind delete cluster --name "$CLUSTER" >/dev/null 2>&1 || true
+    return 1
+  fi
+}
+
+# wait_for WHAT CMD...: retry CMD until it succeeds or ZNS_KIND_WAIT runs out.
+wait_for() {
+  local what=$1 deadline=$((SECONDS + WAIT))
+  shift
+  until "$@" >/dev/null 2>&1; do
+    if ((SECONDS >= deadline)); then
+      log "timed out after ${WAIT}s waiting for ${what}"
+      return 1
+    fi
+    sleep 2
+  done
+}
+wait_node() {
+  wait_for "node ${NODE} Ready" node_ready || {
+    kc describe node "$NODE" | sed -n '/Conditions:/,/Addresses:/p' >&2 || true
+    return 1
+  }
+}
+coredns_ready() { [[ "$(kc -n kube-system get deployment coredns -o jsonpath='{.status.readyReplicas}')" -ge 1 ]]; }
+storage_ready() {
+  [[ "$(kc -n local-path-storage get deployment local-path-provisioner -o jsonpath='{.status.readyReplicas}')" -ge 1 ]] &&
+    kc get storageclass standard >/dev/null
+}
+show_pods() { kc get pods -A -o wide >&2 || true; }
+wait_coredns() { wait_for "CoreDNS" coredns_ready || { show_pods; return 1; }; }
+wait_storage() { wait_for "local-path-provisioner" storage_ready || { show_pods; return 1; }; }
+
+done_ok() {
+  log "$(printf 'total %ss' "$(elapsed "$T_START")")"
+  [[ $# -eq 0 ]] || printf '%s\n' "$@" >&3
+  exit 0
+}
+
+cmd_up() {
+  check_docker
+  lock_file "${ROOT}/${CLUSTER}.lock" 8
+  step "host checks" check_host
+  local image
+  image=$(step "node image" "${KIND_LIB_DIR}/build-node-image.sh") || die "building the node image failed"
+  step "kind binary" get_kind
+  step "kubectl" get_kubectl "$image"
+  step "probe docker --privileged" probe_privileged "$image"
+  if cluster_exists; then
+    if node_running && node_ready; then
+      local running current
+      running=$(docker inspect -f '{{.Image}}' "$NODE" 2>/dev/null || true)
+      current=$(docker image inspect -f '{{.Id}}' "$image" 2>/dev/null || true)
+      [[ "$running" == "$current" ]] ||
+        warn "cluster ${CLUSTER} runs an older node image than ${image}; '$0 down' and up again to use it"
+      log "cluster ${CLUSTER} is already up"
+      done_ok "$KUBECONFIG_PATH"
+    fi
+    log "cluster ${CLUSTER} exists but is not healthy: recreating it"
+    step "delete broken cluster" run_kind delete cluster --name "$CLUSTER"
+  fi
+  WORK=$(mktemp -d "${TMPDIR:-/tmp}/zns-kind.XXXXXX")
+  trap 'rm -rf "$WORK"' EXIT
+  write_config "${WORK}/kind.config" "$image"
+  sed 's/^/  | /' "${WORK}/kind.config" >&2
+  snapshotter_env
+  step "kind create cluster" create_cluster
+  step "node Ready" wait_node
+  step "CoreDNS ready" wait_coredns
+  step "storage provisioner ready" wait_storage
+  kc get nodes -o wide >&2
+  done_ok "$KUBECONFIG_PATH"
+}
+
+cmd_down() {
+  check_docker
+  lock_file "${ROOT}/${CLUSTER}.lock" 8
+  get_kind
+  load_drop_caps
+  if cluster_exists; then
+    step "kind delete cluster" run_kind delete cluster --name "$CLUSTER"
+  else
+    log "no cluster ${CLUSTER}"
+  fi
+  rm -f "$KUBECONFIG_PATH" "$DROP_CAPS_FILE"
+  done_ok
+}
+
+cmd_status() {
+  check_docker
+  get_kind
+  local image=""
+  [[ -x "${ROOT}/bin/kubectl-v${K8S_VERSION}/kubectl" ]] && KUBECTL="${ROOT}/bin/kubectl-v${K8S_VERSION}/kubectl"
+  if ! cluster_exists; then
+    log "cluster ${CLUSTER}: absent"
+    printf 'absent\n' >&3
+    exit 1
+  fi
+  image=$(docker inspect -f '{{.Config.Image}}' "$NODE" 2>/dev/null || true)
+  log "cluster ${CLUSTER}: node ${NODE} ($(docker inspect -f '{{.State.Status}}' "$NODE" 2>/dev/null || echo missing)), image ${image:-?}"
+  if node_running && node_ready; then
+    kc get nodes -o wide >&2 || true
+    kc get pods -A >&2 || true
+    log "kubeconfig: ${KUBECONFIG_PATH}"
+    printf 'ready\n' >&3
+    exit 0
+  fi
+  log "node ${NODE} is not Ready (or the kubeconfig ${KUBECONFIG_PATH} is missing)"
+  printf 'not-ready\n' >&3
+  exit 1
+}
+
+cmd_load() {
+  (($# > 0)) || die "load: name at least one docker image"
+  check_docker
+  get_kind
+  cluster_exists || die "no cluster ${CLUSTER}: run '$0 up' first"
+  local i
+  for i in "$@"; do
+    docker image inspect "$i" >/dev/null 2>&1 || die "no docker image ${i} on this host"
+    [[ "$i" == *:* && "$i" != *:latest ]] ||
+      warn "${i}: untagged or :latest images get imagePullPolicy Always by default; use a tag or set IfNotPresent"
+  done
+  load_drop_caps
+  step "kind load docker-image" run_kind load docker-image --name "$CLUSTER" "$@"
+  done_ok
+}
+
+cmd=${1:-}
+[[ $# -gt 0 ]] && shift
+case "$cmd" in
+  up) cmd_up ;;
+  down) cmd_down ;;
+  status) cmd_status ;;
+  load) cmd_load "$@" ;;
+  kubeconfig) printf '%s\n' "$KUBECONFIG_PATH" >&3 ;;
+  kubectl)
+    [[ -x "${ROOT}/bin/kubectl-v${K8S_VERSION}/kubectl" ]] || die "no kubectl yet: run '$0 up' first"
+    exec 1>&3 3>&-
+    exec "${ROOT}/bin/kubectl-v${K8S_VERSION}/kubectl" --kubeconfig "$KUBECONFIG_PATH" "$@"
+    ;;
+  *) usage ;;
+esac
