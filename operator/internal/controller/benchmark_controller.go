@@ -395,7 +395,27 @@ func (r *BenchmarkReconciler) prepareTarget(ctx context.Context, b *v1alpha1.Ben
 	}
 	switch ts.State {
 	case v1alpha1.TargetPending:
-		if !ts.ProfileSwitched {
+		// Decide from what exists, not only from status flags: a status update lost to a conflict must not
+		// leave a database in bulkload with nobody owing the switch back.
+		sum, done, exists, err := r.jobResult(ctx, b, resources.BenchPhasePrepare, 0, db)
+		if err != nil {
+			return err
+		}
+		if exists || db.Spec.Profile == v1alpha1.ProfileBulkLoad {
+			ts.ProfileSwitched = true
+		}
+		if done {
+			if !sum.OK {
+				r.failTarget(b, ts, event.PrepareFailed, "prepare failed: "+sum.Error)
+			} else {
+				ts.State = v1alpha1.TargetPrepared
+			}
+			return r.setProfileBack(ctx, b, ts, db)
+		}
+		if exists {
+			return nil
+		}
+		if db.Spec.Profile != v1alpha1.ProfileBulkLoad {
 			if err := r.setProfile(ctx, db, v1alpha1.ProfileBulkLoad); err != nil {
 				return err
 			}
@@ -410,18 +430,11 @@ func (r *BenchmarkReconciler) prepareTarget(ctx context.Context, b *v1alpha1.Ben
 			}
 			return nil
 		}
-		sum, done, err := r.runJob(ctx, b, resources.BenchPhasePrepare, 0, db, time.Time{})
-		if err != nil || !done {
-			return err
-		}
-		if !sum.OK {
-			r.failTarget(b, ts, event.PrepareFailed, "prepare failed: "+sum.Error)
-			return r.setProfileBack(ctx, b, ts, db)
-		}
-		ts.State = v1alpha1.TargetPrepared
-		return r.setProfileBack(ctx, b, ts, db)
+		_, _, err = r.runJob(ctx, b, resources.BenchPhasePrepare, 0, db, time.Time{})
+		return err
 	case v1alpha1.TargetPrepared:
-		if ts.ProfileSwitched {
+		if ts.ProfileSwitched || db.Spec.Profile != v1alpha1.ProfileWorkload {
+			ts.ProfileSwitched = true
 			return r.setProfileBack(ctx, b, ts, db)
 		}
 		if !availableWith(db, v1alpha1.ProfileWorkload) {
@@ -577,28 +590,36 @@ func (r *BenchmarkReconciler) summarize(b *v1alpha1.Benchmark) {
 // finished. A Job that failed without leaving a summary (pod evicted, killed, deadline) yields a summary with
 // the reason the Job controller recorded.
 func (r *BenchmarkReconciler) runJob(ctx context.Context, b *v1alpha1.Benchmark, phase string, it int32, db *v1alpha1.ZNSDatabase, startAt time.Time) (benchresult.Summary, bool, error) {
-	name := resources.BenchJobName(b, phase, it, db.Name)
+	sum, done, exists, err := r.jobResult(ctx, b, phase, it, db)
+	if err != nil || exists {
+		return sum, done, err
+	}
+	image := b.Spec.Image
+	if image == "" {
+		image = r.Image
+	}
+	err = r.Apply(ctx, resources.BenchJob(b, resources.BenchJobInput{Phase: phase, Iteration: it, DB: db, Image: image, StartAt: startAt}),
+		client.FieldOwner(FieldManager), client.ForceOwnership)
+	return benchresult.Summary{}, false, err
+}
+
+// jobResult reads the Job of one phase for one target without creating it.
+func (r *BenchmarkReconciler) jobResult(ctx context.Context, b *v1alpha1.Benchmark, phase string, it int32, db *v1alpha1.ZNSDatabase) (benchresult.Summary, bool, bool, error) {
 	job := &batchv1.Job{}
-	err := r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: name}, job)
+	err := r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: resources.BenchJobName(b, phase, it, db.Name)}, job)
 	if apierrors.IsNotFound(err) {
-		image := b.Spec.Image
-		if image == "" {
-			image = r.Image
-		}
-		err = r.Apply(ctx, resources.BenchJob(b, resources.BenchJobInput{Phase: phase, Iteration: it, DB: db, Image: image, StartAt: startAt}),
-			client.FieldOwner(FieldManager), client.ForceOwnership)
-		return benchresult.Summary{}, false, err
+		return benchresult.Summary{}, false, false, nil
 	}
 	if err != nil {
-		return benchresult.Summary{}, false, err
+		return benchresult.Summary{}, false, false, err
 	}
 	finished, failed, _ := jobFinished(job)
 	if !finished {
-		return benchresult.Summary{}, false, nil
+		return benchresult.Summary{}, false, true, nil
 	}
 	sum, found, err := r.jobSummary(ctx, b, job)
 	if err != nil {
-		return sum, false, err
+		return sum, false, true, err
 	}
 	if !found {
 		sum = benchresult.Summary{Phase: phase, OK: !failed}
@@ -609,7 +630,7 @@ func (r *BenchmarkReconciler) runJob(ctx context.Context, b *v1alpha1.Benchmark,
 		sum.OK = false
 		sum.Error = "the Job failed after the runner reported success: " + jobFailureReason(job)
 	}
-	return sum, true, nil
+	return sum, true, true, nil
 }
 
 func jobFailureReason(job *batchv1.Job) string {
