@@ -31,50 +31,17 @@ set -euo pipefail
 # stdout is reserved for the result; everything else, go's output included, goes to stderr.
 exec 3>&1 1>&2
 
-log() { printf 'helm: %s\n' "$*" >&2; }
-die() { printf 'helm: ERROR: %s\n' "$*" >&2; exit 1; }
-
-now() {
-  if [[ -n "${EPOCHREALTIME:-}" ]]; then printf '%s' "${EPOCHREALTIME/,/.}"; else date +%s; fi
-}
-# step NAME CMD...: run CMD, then log how long it took.
-step() {
-  local name=$1 t0 t1
-  shift
-  t0=$(now)
-  "$@" || die "step '${name}' failed (see the output above)"
-  t1=$(now)
-  log "$(awk -v a="$t0" -v b="$t1" -v n="$name" 'BEGIN { printf "%-26s %7.1fs", n, b - a }')"
-}
+TOOL_NAME=helm
+# shellcheck source=hack/lib/tool-common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/tool-common.sh"
 
 T_START=$(now)
-
-script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
-versions_file="${script_dir}/../versions.mk"
-[[ -r "$versions_file" ]] || die "cannot read ${versions_file}"
-
-# read_pin NAME: the value of a `NAME := value` line in versions.mk.
-read_pin() {
-  local v
-  v=$(sed -nE "s/^[[:space:]]*$1[[:space:]]*[:?]?=[[:space:]]*([^[:space:]#]+).*/\\1/p" "$versions_file" | tail -n 1)
-  [[ -n "$v" ]] || die "${versions_file} has no '$1 := <value>' line"
-  printf '%s' "$v"
-}
 
 HELM_VER=$(read_pin HELM_VERSION)
 HELM_VER=v${HELM_VER#v}
 [[ "$HELM_VER" =~ ^v3\.[0-9]+\.[0-9]+$ ]] ||
   die "HELM_VERSION '${HELM_VER}' in versions.mk is not v3.<minor>.<patch> (helm.sh/helm/v3)"
 
-if [[ -n "${ZNS_CACHE_DIR:-}" ]]; then
-  cache_root=$ZNS_CACHE_DIR
-elif [[ -n "${XDG_CACHE_HOME:-}" ]]; then
-  cache_root=$XDG_CACHE_HOME/zns-mysql
-elif [[ -n "${HOME:-}" ]]; then
-  cache_root=$HOME/.cache/zns-mysql
-else
-  die "no cache directory: set ZNS_CACHE_DIR, XDG_CACHE_HOME or HOME"
-fi
 mkdir -p "$cache_root/tools" || die "cannot create ${cache_root}/tools"
 tools_dir=$(cd "$cache_root/tools" && pwd -P)
 HELM_BIN="${tools_dir}/helm-${HELM_VER}"

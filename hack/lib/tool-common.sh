@@ -1,0 +1,43 @@
+# hack/lib/tool-common.sh: what the cached tool builders share (envtest-assets.sh, helm.sh).
+# Source it after setting TOOL_NAME; it defines log, die, now, step, read_pin and cache_root.
+# shellcheck shell=bash
+
+log() { printf '%s: %s\n' "$TOOL_NAME" "$*" >&2; }
+die() { printf '%s: ERROR: %s\n' "$TOOL_NAME" "$*" >&2; exit 1; }
+
+now() {
+  if [[ -n "${EPOCHREALTIME:-}" ]]; then printf '%s' "${EPOCHREALTIME/,/.}"; else date +%s; fi
+}
+
+# step NAME CMD...: run CMD, then log how long it took.
+step() {
+  local name=$1 t0 t1
+  shift
+  t0=$(now)
+  "$@" || die "step '${name}' failed (see the output above)"
+  t1=$(now)
+  log "$(awk -v a="$t0" -v b="$t1" -v n="$name" 'BEGIN { printf "%-26s %7.1fs", n, b - a }')"
+}
+
+versions_file="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)/versions.mk"
+[[ -r "$versions_file" ]] || die "cannot read ${versions_file}"
+
+# read_pin NAME: the value of a `NAME := value` line in versions.mk, the one place pins live.
+read_pin() {
+  local v
+  v=$(sed -nE "s/^[[:space:]]*$1[[:space:]]*[:?]?=[[:space:]]*([^[:space:]#]+).*/\\1/p" "$versions_file" | tail -n 1)
+  [[ -n "$v" ]] || die "${versions_file} has no '$1 := <value>' line"
+  printf '%s' "$v"
+}
+
+# shellcheck disable=SC2034 # cache_root is used by the scripts that source this file
+# cache_root: ZNS_CACHE_DIR, else the XDG cache, else ~/.cache; it survives between runs on one machine.
+if [[ -n "${ZNS_CACHE_DIR:-}" ]]; then
+  cache_root=$ZNS_CACHE_DIR
+elif [[ -n "${XDG_CACHE_HOME:-}" ]]; then
+  cache_root=$XDG_CACHE_HOME/zns-mysql
+elif [[ -n "${HOME:-}" ]]; then
+  cache_root=$HOME/.cache/zns-mysql
+else
+  die "no cache directory: set ZNS_CACHE_DIR, XDG_CACHE_HOME or HOME"
+fi
