@@ -1,4 +1,4 @@
-# hack/lib/tool-common.sh: what the cached tool builders share (envtest-assets.sh, helm.sh).
+# hack/lib/tool-common.sh: what the cached tool builders share (envtest-assets.sh, helm.sh, qemu/build-guest.sh).
 # Source it after setting TOOL_NAME; it defines log, die, now, step, read_pin and cache_root.
 # shellcheck shell=bash
 

@@ -32,30 +32,22 @@
 #   ZNS_QEMU_REBUILD=1    rebuild even if the cached guest is current
 set -euo pipefail
 
+# stdout is reserved for the guest directory; every tool's output goes to stderr.
 exec 3>&1 1>&2
 
-log() { printf 'build-guest: %s\n' "$*" >&2; }
-die() { printf 'build-guest: ERROR: %s\n' "$*" >&2; exit 1; }
-missing() { printf 'build-guest: MISSING: %s\n' "$*" >&2; exit 3; }
+# shared with helm.sh and envtest-assets.sh, so all cached builders agree on the cache root and pin syntax
+TOOL_NAME=build-guest
+# shellcheck source=hack/lib/tool-common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/tool-common.sh"
 
-now() { printf '%s' "${EPOCHREALTIME/,/.}"; }
+# exit 3 and this prefix are how test/qemu tells "skip: install X" from a broken build
+missing() { printf '%s: MISSING: %s\n' "$TOOL_NAME" "$*" >&2; exit 3; }
+
 T_START=$(now)
+# the build logs its own phrase per phase, so it times phases itself rather than through step
 elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1fs", b - a }'; }
 
 script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
-repo_root=$(cd "$script_dir/../.." && pwd -P)
-
-# read_pin NAME: the last `NAME := value` in versions.mk.
-read_pin() {
-  local f v=""
-  for f in "$repo_root/versions.mk"; do
-    [[ -r "$f" ]] || continue
-    v=$(sed -nE "s/^[[:space:]]*$1[[:space:]]*[:?]?=[[:space:]]*([^[:space:]#]+).*/\\1/p" "$f" | tail -n 1)
-    [[ -n "$v" ]] && break
-  done
-  [[ -n "$v" ]] || die "no '$1 := <value>' line in versions.mk"
-  printf '%s' "$v"
-}
 
 KPKG=$(read_pin QEMU_GUEST_KERNEL_PACKAGE)
 KVER=$(read_pin QEMU_GUEST_KERNEL_VERSION)
@@ -84,15 +76,6 @@ if ldd "$BUSYBOX" >/dev/null 2>&1; then
   missing "${BUSYBOX} is dynamically linked; the guest needs the static one (Debian package: busybox-static)"
 fi
 
-if [[ -n "${ZNS_CACHE_DIR:-}" ]]; then
-  cache_root=$ZNS_CACHE_DIR
-elif [[ -n "${XDG_CACHE_HOME:-}" ]]; then
-  cache_root=$XDG_CACHE_HOME/zns-mysql
-elif [[ -n "${HOME:-}" ]]; then
-  cache_root=$HOME/.cache/zns-mysql
-else
-  die "no cache directory: set ZNS_CACHE_DIR, XDG_CACHE_HOME or HOME"
-fi
 mkdir -p "$cache_root/qemu/debs" || die "cannot create ${cache_root}/qemu"
 qroot=$(cd "$cache_root/qemu" && pwd -P)
 GUEST_DIR="$qroot/${KREL}_${KVER}"
@@ -113,7 +96,9 @@ compute_stamp() {
   {
     printf 'kernel %s %s\n' "$KPKG" "$KVER"
     printf 'modules %s\n' "${MODULES[*]}"
-    # contents, not paths: a clone elsewhere (as CI makes) reuses the cache
+    # contents, not paths: a clone elsewhere (as CI makes) reuses the cache.
+    # tool-common.sh is left out: it only finds the cache and reads the pins,
+    # which are stamped by value, so a change there need not rebuild the guest.
     cat "$script_dir/build-guest.sh" "$script_dir/init" | sha256sum
     local f
     while read -r f; do
