@@ -62,6 +62,12 @@ KIND_NODE_K8S_VERSION := 1.34.10
 # (entrypoint, systemd units, containerd config) are copied into the node image.
 KIND_VERSION := v0.33.0
 
+# kind's own node image for KIND_VERSION (pkg/apis/config/defaults/image.go of the
+# module), used instead of the offline build when a registry is reachable
+# (ZNS_KIND_NODE=auto, hack/kind/cluster.sh). Not reachable from our machines, so
+# that path is unexercised here; the digest pins exactly what kind v0.33.0 tested.
+KIND_UPSTREAM_NODE_IMAGE := kindest/node:v1.37.0@sha256:a1ed56cfb0e7b93589bdf97c8cd566405a265939e3620fc4f5de89adff580ae5
+
 # Debian suite of the node rootfs (debootstrap). bookworm's systemd 252 still
 # supports cgroup v1 hosts (trixie's systemd 257 deprecates it, 258 drops it).
 KIND_NODE_DEBIAN_SUITE := bookworm

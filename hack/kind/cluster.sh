@@ -8,6 +8,8 @@
 #   hack/kind/cluster.sh status           print the cluster's state; exit 0 only if it is up and Ready
 #   hack/kind/cluster.sh load IMAGE...    load local docker images into the node (kind load docker-image);
 #                                         pods must use them with imagePullPolicy IfNotPresent or Never
+#   hack/kind/cluster.sh config           print the kind cluster config `up` would use (no cluster, no image
+#                                         build or pull: the offline image, or with ZNS_KIND_NODE=upstream kind's)
 #   hack/kind/cluster.sh kubeconfig       print the kubeconfig path
 #   hack/kind/cluster.sh kubectl ARGS...  run the node's kubectl (same version as the cluster) against it
 #
@@ -28,11 +30,17 @@
 # hack/kind/docker-unprivileged as its docker, which starts the node with every available capability,
 # unmasked /proc and /sys, all devices allowed, and containerd's restrict_oom_score_adj (as rootless kind).
 #
+# The node image (ZNS_KIND_NODE): "offline" builds it here from Debian packages and Go modules
+# (hack/kind/build-node-image.sh, Kubernetes $KIND_NODE_K8S_VERSION, cached); "upstream" pulls kind's own
+# ($KIND_UPSTREAM_NODE_IMAGE, with kindnetd); "auto" (the default) uses upstream when it is already here or
+# `docker pull` gets it (so a registry, mirror or proxy is reachable), and says why it falls back to offline.
+#
 # kind is built from the Go module proxy (KIND_VERSION in versions.mk) into the cache; kubectl is copied out
 # of the node image. Step timings go to stderr; stdout carries only the result (`up`: kubeconfig path).
 #
 # Environment:
 #   ZNS_KIND_CLUSTER       cluster name (default zns-mysql)
+#   ZNS_KIND_NODE          auto (default), offline or upstream: where the node image comes from
 #   ZNS_KIND_DEVICES       space-separated host block devices to mount into the node, e.g. "/dev/nullb0"
 #   ZNS_KIND_KUBECONFIG    kubeconfig to write (default <cache>/kind/<cluster>.kubeconfig)
 #   ZNS_KIND_WAIT          seconds to wait for the node, CoreDNS and storage (default 300)
@@ -56,15 +64,23 @@ CLUSTER=${ZNS_KIND_CLUSTER:-zns-mysql}
 NODE="${CLUSTER}-control-plane"
 WAIT=${ZNS_KIND_WAIT:-300}
 [[ "$WAIT" =~ ^[0-9]+$ ]] || die "ZNS_KIND_WAIT must be a number of seconds"
-K8S_VERSION=$(read_pin KIND_NODE_K8S_VERSION)
-K8S_VERSION=${K8S_VERSION#v}
-K8S_MINOR=$(cut -d. -f2 <<<"$K8S_VERSION")
-ROOT=$(cache_root)
+NODE_SOURCE=${ZNS_KIND_NODE:-auto}
+[[ "$NODE_SOURCE" =~ ^(auto|offline|upstream)$ ]] || die "ZNS_KIND_NODE must be auto, offline or upstream, not '${NODE_SOURCE}'"
+UPSTREAM_IMAGE=$(read_pin KIND_UPSTREAM_NODE_IMAGE)
+# set_k8s_version V: the node's Kubernetes version (no leading v), which decides kubectl and cgroup v1 handling.
+set_k8s_version() {
+  K8S_VERSION=${1#v}
+  K8S_MINOR=$(cut -d. -f2 <<<"$K8S_VERSION")
+}
+set_k8s_version "$(read_pin KIND_NODE_K8S_VERSION)"
+# The version of the node image the cluster was created from, kept by `up` for the other subcommands.
+VERSION_FILE="${ROOT:=$(cache_root)}/${CLUSTER}.k8s-version"
+[[ -f "$VERSION_FILE" ]] && set_k8s_version "$(cat "$VERSION_FILE")"
 KUBECONFIG_PATH=${ZNS_KIND_KUBECONFIG:-${ROOT}/${CLUSTER}.kubeconfig}
 KUBECTL=""
 KIND=""
 
-usage() { sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 SUDO=()
 need_root() {
@@ -157,18 +173,24 @@ node_ready() {
 
 # --- host checks ---------------------------------------------------------------------------------------------
 CGROUP_V1=0
-check_host() {
-  # cgroups
+detect_cgroup() {
   if [[ -f /sys/fs/cgroup/cgroup.controllers ]]; then
     log "cgroup v2"
   else
     CGROUP_V1=1
-    if ((K8S_MINOR >= 35)); then
-      log "cgroup v1 host and Kubernetes v${K8S_VERSION}: setting kubelet failCgroupV1: false"
-    else
-      log "cgroup v1 host: fine for Kubernetes v${K8S_VERSION} (< 1.35)"
-    fi
+    log "cgroup v1 host: a node with Kubernetes >= 1.35 gets kubelet failCgroupV1: false"
   fi
+}
+check_devices() {
+  local d
+  for d in ${ZNS_KIND_DEVICES:-}; do
+    [[ "$d" == /dev/* ]] || die "ZNS_KIND_DEVICES: '${d}' is not a /dev path"
+    [[ -b "$d" || -c "$d" ]] || die "ZNS_KIND_DEVICES: ${d} does not exist or is not a device (create it before the cluster)"
+  done
+}
+check_host() {
+  detect_cgroup
+  check_devices
   # /lib/modules: kind bind-mounts it read-only; docker would create it as root, we do it explicitly
   if [[ ! -d /lib/modules ]]; then
     need_root "creating /lib/modules"
@@ -213,12 +235,6 @@ check_host() {
   else
     log "netfilter: the matches and targets kube-proxy and the CNI plugins use are available"
   fi
-  # devices to mount
-  local d
-  for d in ${ZNS_KIND_DEVICES:-}; do
-    [[ "$d" == /dev/* ]] || die "ZNS_KIND_DEVICES: '${d}' is not a /dev path"
-    [[ -b "$d" || -c "$d" ]] || die "ZNS_KIND_DEVICES: ${d} does not exist or is not a device (create it before the cluster)"
-  done
 }
 
 # write_config FILE IMAGE: the kind cluster config.
@@ -230,9 +246,11 @@ write_config() {
     echo "apiVersion: kind.x-k8s.io/v1alpha4"
     echo "name: ${CLUSTER}"
     echo "networking:"
-    echo "  # no kindnetd in the offline image: its ptp + host-local config serves the node's podCIDR,"
-    echo "  # the first /24 of this podSubnet"
-    echo "  disableDefaultCNI: true"
+    if [[ "$image" != "$UPSTREAM_IMAGE" ]]; then
+      echo "  # no kindnetd in the offline image: its ptp + host-local config serves the node's podCIDR,"
+      echo "  # the first /24 of this podSubnet"
+      echo "  disableDefaultCNI: true"
+    fi
     echo "  podSubnet: 10.244.0.0/16"
     echo "  serviceSubnet: 10.96.0.0/16"
     echo "nodes:"
@@ -279,6 +297,41 @@ snapshotter_env() {
       ;;
     *) log "containerd snapshotter: kind's choice (docker's data root: '${root:-?}' on '${fs:-?}')" ;;
   esac
+}
+
+# use_node_image IMAGE: take the node's Kubernetes version from the image chosen.
+use_node_image() {
+  if [[ "$1" == "$UPSTREAM_IMAGE" ]]; then
+    local tag=${UPSTREAM_IMAGE#*:}
+    set_k8s_version "${tag%%@*}"
+  else
+    set_k8s_version "$(read_pin KIND_NODE_K8S_VERSION)"
+  fi
+}
+
+# node_image: the node image to use, by ZNS_KIND_NODE (see the header); prints its name.
+node_image() {
+  if [[ "$NODE_SOURCE" != offline ]]; then
+    local out
+    if docker image inspect "$UPSTREAM_IMAGE" >/dev/null 2>&1; then
+      log "node image: kind's upstream ${UPSTREAM_IMAGE} (already here)"
+    elif out=$(docker pull "$UPSTREAM_IMAGE" 2>&1); then
+      log "node image: kind's upstream ${UPSTREAM_IMAGE} (pulled: a registry is reachable)"
+    elif [[ "$NODE_SOURCE" == upstream ]]; then
+      log "$out"
+      die "ZNS_KIND_NODE=upstream, but docker pull ${UPSTREAM_IMAGE} failed (above)"
+    else
+      log "no image registry is reachable (docker pull ${UPSTREAM_IMAGE}: $(tail -n 1 <<<"$out"))"
+      log "so the node image is built here from Debian packages and Go modules (hack/kind/build-node-image.sh;"
+      log "cached per Kubernetes version: ~25 minutes on 2 cores the first time, seconds after)"
+      NODE_SOURCE=offline
+    fi
+    if [[ "$NODE_SOURCE" != offline ]]; then
+      printf '%s\n' "$UPSTREAM_IMAGE"
+      return 0
+    fi
+  fi
+  step "node image (offline build)" "${KIND_LIB_DIR}/build-node-image.sh"
 }
 
 create_cluster() {
@@ -332,7 +385,9 @@ cmd_up() {
   lock_file "${ROOT}/${CLUSTER}.lock" 8
   step "host checks" check_host
   local image
-  image=$(step "node image" "${KIND_LIB_DIR}/build-node-image.sh") || die "building the node image failed"
+  image=$(node_image) || die "no node image"
+  use_node_image "$image"
+  printf '%s\n' "$K8S_VERSION" >"$VERSION_FILE"
   step "kind binary" get_kind
   step "kubectl" get_kubectl "$image"
   step "probe docker --privileged" probe_privileged "$image"
@@ -372,7 +427,7 @@ cmd_down() {
   else
     log "no cluster ${CLUSTER}"
   fi
-  rm -f "$KUBECONFIG_PATH" "$DROP_CAPS_FILE"
+  rm -f "$KUBECONFIG_PATH" "$DROP_CAPS_FILE" "$VERSION_FILE"
   done_ok
 }
 
@@ -424,6 +479,15 @@ case "$cmd" in
   status) cmd_status ;;
   load) cmd_load "$@" ;;
   kubeconfig) printf '%s\n' "$KUBECONFIG_PATH" >&3 ;;
+  config)
+    detect_cgroup
+    check_devices
+    load_drop_caps
+    image=${ZNS_KIND_NODE_IMAGE:-zns-mysql/kind-node:v$(read_pin KIND_NODE_K8S_VERSION)}
+    [[ "$NODE_SOURCE" == upstream ]] && image=$UPSTREAM_IMAGE
+    use_node_image "$image"
+    write_config /dev/fd/3 "$image"
+    ;;
   kubectl)
     [[ -x "${ROOT}/bin/kubectl-v${K8S_VERSION}/kubectl" ]] || die "no kubectl yet: run '$0 up' first"
     exec 1>&3 3>&-
