@@ -120,7 +120,9 @@ type BenchmarkSpec struct {
 	Iterations int32 `json:"iterations,omitempty"`
 
 	// Prepare creates the tables first (bulk-load profile, then back to workload, then a row count check).
-	// Set it to false to run against tables prepared before. Default: true.
+	// The sysbench tables (sbtest<N>) an earlier Benchmark left in the database are dropped first, so every
+	// Benchmark starts from fresh data; nothing else in the database is touched. Set it to false to run
+	// against tables prepared before. Default: true.
 	// +kubebuilder:default=true
 	// +optional
 	Prepare *bool `json:"prepare,omitempty"`

@@ -120,6 +120,23 @@ func realServer(t *testing.T, sb string, engine mycnf.Engine) {
 	}
 	db.Close()
 
+	// A second prepare on the same database: sysbench alone refuses (the tables exist), with --drop-existing
+	// the earlier tables go first and the data is fresh.
+	again := invoke(pwEnv, "prepare")
+	if again.code == 0 && again.summary.OK {
+		t.Errorf("a second prepare over existing tables succeeded without --drop-existing:\n%s", again.stdout)
+	}
+	db = s.Open("sbtest")
+	if _, err := db.Exec("DELETE FROM sbtest1 WHERE id <= 10"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	again = invoke(pwEnv, "prepare", "--create-database", "--drop-existing")
+	mustOK(again, "prepare --drop-existing")
+	if !strings.Contains(again.stderr, "dropped 2 table(s) an earlier prepare left in sbtest: sbtest1, sbtest2") {
+		t.Errorf("prepare --drop-existing does not say what it dropped:\n%s", again.stderr)
+	}
+
 	s.Restart(gen(mycnf.ProfileWorkload))
 	ver := invoke(pwEnv, "verify")
 	mustOK(ver, "verify")

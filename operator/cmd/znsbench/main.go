@@ -54,6 +54,7 @@ type config struct {
 	tailLines      int
 	connectTimeout time.Duration
 	createDatabase bool
+	dropExisting   bool
 }
 
 func usage(w io.Writer, fs *flag.FlagSet) {
@@ -98,6 +99,7 @@ func newFlagSet(c *config) *flag.FlagSet {
 	fs.IntVar(&c.tailLines, "tail-lines", 15, "sysbench output lines kept in a failure's error message")
 	fs.DurationVar(&c.connectTimeout, "connect-timeout", 30*time.Second, "verify and --create-database: how long to retry connecting to the server")
 	fs.BoolVar(&c.createDatabase, "create-database", false, "prepare: create --mysql-db first if it does not exist")
+	fs.BoolVar(&c.dropExisting, "drop-existing", false, "prepare: drop the sysbench tables (sbtest<N>) an earlier prepare left in --mysql-db first")
 	return fs
 }
 

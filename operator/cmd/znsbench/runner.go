@@ -54,8 +54,14 @@ func (r *runner) main(ctx context.Context) int {
 	switch {
 	case c.phase == benchresult.PhaseVerify:
 		err = r.verify(ctx)
-	case c.phase == benchresult.PhasePrepare && c.createDatabase:
-		if err = r.ensureDatabase(ctx); err == nil {
+	case c.phase == benchresult.PhasePrepare && (c.createDatabase || c.dropExisting):
+		if c.dropExisting {
+			err = r.dropSysbenchTables(ctx)
+		}
+		if err == nil && c.createDatabase {
+			err = r.ensureDatabase(ctx)
+		}
+		if err == nil {
 			err = r.sysbench(ctx)
 		}
 	default:

@@ -136,3 +136,43 @@ func (r *runner) ensureDatabase(ctx context.Context) error {
 	}
 	return nil
 }
+
+// dropSysbenchTables drops the tables an earlier prepare left in the benchmark's database (sbtest1, sbtest2,
+// ... as sysbench names them), so that a new Benchmark prepares fresh data instead of failing on "table
+// already exists". Nothing else in the database is touched, and a database that does not exist is fine.
+func (r *runner) dropSysbenchTables(ctx context.Context) error {
+	if !identOK(r.cfg.spec.DB) {
+		return fmt.Errorf("database %q must be a plain identifier [A-Za-z0-9_$]", r.cfg.spec.DB)
+	}
+	db, err := r.connect(ctx, "")
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	rows, err := db.QueryContext(ctx, "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME REGEXP '^sbtest[0-9]+$' ORDER BY TABLE_NAME", r.cfg.spec.DB)
+	if err != nil {
+		return fmt.Errorf("listing the sysbench tables in %s: %w", r.cfg.spec.DB, err)
+	}
+	var names []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			rows.Close()
+			return err
+		}
+		names = append(names, n)
+	}
+	if err := rows.Close(); err != nil {
+		return err
+	}
+	for _, n := range names {
+		// Both names passed identOK or the REGEXP above: they cannot break out of the quotes.
+		if _, err := db.ExecContext(ctx, "DROP TABLE IF EXISTS `"+r.cfg.spec.DB+"`.`"+n+"`"); err != nil {
+			return fmt.Errorf("dropping %s.%s: %w", r.cfg.spec.DB, n, err)
+		}
+	}
+	if len(names) > 0 {
+		r.logf("dropped %d table(s) an earlier prepare left in %s: %s", len(names), r.cfg.spec.DB, strings.Join(names, ", "))
+	}
+	return nil
+}

@@ -267,7 +267,7 @@ func TestBenchmarkMethodology(t *testing.T) {
 		}
 		cmd := strings.Join(job.Spec.Template.Spec.Containers[0].Command, " ")
 		if !strings.HasPrefix(cmd, "znsbench prepare --target "+target) || !strings.Contains(cmd, "--tables 2 --table-size 1000") ||
-			!strings.HasSuffix(cmd, "--create-database") {
+			!strings.HasSuffix(cmd, "--create-database --drop-existing") {
 			t.Errorf("prepare command %q", cmd)
 		}
 		env := job.Spec.Template.Spec.Containers[0].Env

@@ -114,7 +114,8 @@ func RunnerArgs(b *v1alpha1.Benchmark, in BenchJobInput) []string {
 		return args
 	}
 	if in.Phase == BenchPhasePrepare {
-		args = append(args, "--create-database")
+		// A Benchmark prepares fresh tables: those of an earlier Benchmark on the same database go first.
+		args = append(args, "--create-database", "--drop-existing")
 	}
 	if in.Phase == BenchPhaseRun {
 		args = append(args,
