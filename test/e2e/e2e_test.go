@@ -2,8 +2,9 @@
 // Available, rows go in and come out through the Service, a Benchmark of two targets completes with results,
 // and deleting everything leaves nothing behind but what is kept on purpose.
 //
-// It runs only when asked (ZNS_E2E=1, which `make e2e` sets after creating the cluster and loading the images);
-// otherwise every test skips with the reason.
+// It runs only when asked (ZNS_E2E=1, which `make e2e` and CI set after creating the cluster and loading the
+// images; ZNS_E2E_KUBECONFIG names the cluster's kubeconfig, else the usual KUBECONFIG rules apply, and
+// ZNS_E2E_TAG the images' tag); otherwise every test skips with the reason.
 package e2e
 
 import (
@@ -28,6 +29,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
@@ -54,14 +57,14 @@ func env(name, def string) string {
 
 func TestMain(m *testing.M) {
 	if os.Getenv("ZNS_E2E") != "1" {
-		skipWhy = "needs a cluster: run `make e2e` (or set ZNS_E2E=1 with KUBECONFIG at a cluster that has the images loaded)"
+		skipWhy = "needs a cluster: run `make e2e` (or set ZNS_E2E=1 and ZNS_E2E_KUBECONFIG at a cluster with the images loaded)"
 		os.Exit(m.Run())
 	}
 	if err := v1alpha1.AddToScheme(clientgoscheme.Scheme); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	cfg, err := config.GetConfig()
+	cfg, err := clusterConfig()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: ZNS_E2E=1 but no cluster configuration: %v\n", err)
 		os.Exit(1)
@@ -83,6 +86,13 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	os.Exit(m.Run())
+}
+
+func clusterConfig() (*rest.Config, error) {
+	if kc := os.Getenv("ZNS_E2E_KUBECONFIG"); kc != "" {
+		return clientcmd.BuildConfigFromFlags("", kc)
+	}
+	return config.GetConfig()
 }
 
 func repoRoot() string {
@@ -259,18 +269,7 @@ func TestConventionalFlow(t *testing.T) {
 	if err := k8s.Create(ctx, b); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "Benchmark Completed", 12*time.Minute, func() error {
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(b), b); err != nil {
-			return err
-		}
-		switch b.Status.Phase {
-		case v1alpha1.BenchmarkCompleted:
-			return nil
-		case v1alpha1.BenchmarkFailed:
-			t.Fatalf("Benchmark failed: %+v", b.Status)
-		}
-		return fmt.Errorf("phase %s (%s)", b.Status.Phase, b.Status.Progress)
-	})
+	waitCompleted(t, b)
 	for _, ts := range b.Status.Targets {
 		if ts.State != v1alpha1.TargetDone || ts.Rows != 4000 || len(ts.Iterations) != 1 || ts.Mean == nil || ts.VsBaseline == nil {
 			t.Errorf("target %s: %+v", ts.Name, ts)
@@ -296,6 +295,28 @@ func TestConventionalFlow(t *testing.T) {
 		}
 	}
 	printComparison(t, b)
+
+	// A second Benchmark over the same databases prepares afresh over the first one's tables.
+	again := &v1alpha1.Benchmark{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "again"},
+		Spec: v1alpha1.BenchmarkSpec{
+			Targets:  []v1alpha1.BenchmarkTarget{{Name: "rocks"}, {Name: "inno"}},
+			Baseline: "inno", Workload: "oltp_point_select", Tables: 1, TableSize: 1000, Threads: 1,
+			DurationSeconds: 5, ReportIntervalSeconds: 1, Iterations: 1, StartDelaySeconds: 20,
+		},
+	}
+	if err := k8s.Create(ctx, again); err != nil {
+		t.Fatal(err)
+	}
+	waitCompleted(t, again)
+	for _, ts := range again.Status.Targets {
+		if ts.State != v1alpha1.TargetDone || ts.Rows != 1000 {
+			t.Errorf("second Benchmark, target %s: state %s, %d rows (want 1000: fresh tables)", ts.Name, ts.State, ts.Rows)
+		}
+	}
+	if err := k8s.Delete(ctx, again); err != nil {
+		t.Fatal(err)
+	}
 	for _, db := range []string{"rocks", "inno"} {
 		cur := &v1alpha1.ZNSDatabase{}
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: db}, cur); err == nil && cur.Spec.Profile != v1alpha1.ProfileWorkload {
@@ -313,6 +334,23 @@ func TestConventionalFlow(t *testing.T) {
 		}
 	}
 	waitFor(t, "children gone", 3*time.Minute, func() error { return leftovers(ns) })
+}
+
+// waitCompleted waits for a Benchmark to complete; its failure ends the test with the status.
+func waitCompleted(t *testing.T, b *v1alpha1.Benchmark) {
+	t.Helper()
+	waitFor(t, "Benchmark "+b.Name+" Completed", 12*time.Minute, func() error {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(b), b); err != nil {
+			return err
+		}
+		switch b.Status.Phase {
+		case v1alpha1.BenchmarkCompleted:
+			return nil
+		case v1alpha1.BenchmarkFailed:
+			t.Fatalf("Benchmark %s failed: %+v", b.Name, b.Status)
+		}
+		return fmt.Errorf("phase %s (%s)", b.Status.Phase, b.Status.Progress)
+	})
 }
 
 // leftovers lists what the operator created and should have removed.

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# hack/kind/load-images.sh: build the project's images and load them into the kind cluster; print their tag.
+#
+#   tag=$(hack/kind/load-images.sh [TARGET...])      default targets: bench mariadb operator
+#
+# TARGETs are hack/images/build.sh's (bench mariadb operator percona). Each image is built (cached by docker),
+# then tagged with one tag derived from the images' content, "c-<hash of their image IDs>", and that tag is
+# loaded with `hack/kind/cluster.sh load`. A content tag, not :latest or a fixed name, because:
+#   - a tag other than latest makes pods default to imagePullPolicy IfNotPresent: nothing is ever pulled;
+#   - a rebuilt image gets a new tag, so `helm upgrade --set image.tag=<tag>` rolls the operator onto it
+#     (with a fixed tag helm sees no change and the old pod keeps running the old binary);
+#   - unchanged images keep their tag and `kind load` skips what the node already has.
+# Images loaded under earlier tags stay in the node until the cluster is deleted.
+#
+# The cluster must be up (hack/kind/cluster.sh up). stdout: the tag; progress and timings: stderr.
+set -euo pipefail
+exec 3>&1 1>&2
+
+# shellcheck disable=SC2034 # used by lib.sh
+LOG_PREFIX=load-images
+# shellcheck source=hack/kind/lib.sh
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)/lib.sh"
+
+T_START=$(now)
+targets=("$@")
+((${#targets[@]})) || targets=(bench mariadb operator)
+
+# image_name TARGET: the name hack/images/build.sh gives it (its lib.sh, in a subshell: its log/now/elapsed
+# would replace ours).
+image_name() {
+  # shellcheck disable=SC1091
+  (source "${REPO_ROOT}/hack/images/lib.sh" && case "$1" in
+    bench) echo "$BENCH_IMAGE" ;;
+    mariadb) echo "$MARIADB_IMAGE" ;;
+    operator) echo "$OPERATOR_IMAGE" ;;
+    percona) echo "$PERCONA_IMAGE" ;;
+    *) exit 1 ;;
+  esac)
+}
+images=()
+for t in "${targets[@]}"; do
+  images+=("$(image_name "$t")") || die "unknown target '${t}': bench, mariadb, operator or percona"
+done
+
+step "build images (${targets[*]})" "${REPO_ROOT}/hack/images/build.sh" "${targets[@]}"
+
+ids=""
+for i in "${images[@]}"; do
+  ids+="$(docker image inspect -f '{{.Id}}' "$i")"$'\n' || die "no image ${i} after the build"
+done
+tag="c-$(printf '%s' "$ids" | sha256sum | cut -c1-12)"
+tagged=()
+for i in "${images[@]}"; do
+  docker tag "$i" "${i%:*}:${tag}"
+  tagged+=("${i%:*}:${tag}")
+done
+log "tagged ${tagged[*]}"
+step "load into the cluster" "${KIND_LIB_DIR}/cluster.sh" load "${tagged[@]}"
+log "$(printf 'total %ss' "$(elapsed "$T_START")")"
+printf '%s\n' "$tag" >&3
