@@ -71,6 +71,7 @@ build() {
   if "$DOCKER" build --force-rm -f "$file" "${common[@]}" "$@" ${extra[@]+"${extra[@]}"} -t "$tag" "$ctx" >"$log" 2>&1; then
     timing+=("$(printf '%-16s %-40s %8s  %s' "$name" "$tag" "$(elapsed "$start")" "$(image_size "$tag")")")
     built+=("$name")
+    [[ -z "$CHART_APP_VERSION" || "${tag##*:}" == "$CHART_APP_VERSION" ]] || "$DOCKER" tag "$tag" "${tag%:*}:${CHART_APP_VERSION}"
     log "built $tag in $(elapsed "$start")"
   else
     timing+=("$(printf '%-16s %-40s %8s  %s' "$name" "$tag" "$(elapsed "$start")" "FAILED")")

@@ -23,6 +23,10 @@ PERCONA_IMAGE=${PERCONA_IMAGE:-${IMAGE_REPO}/percona-zenfs:${IMAGE_TAG}}
 # Dockerfile.percona-zenfs up to its first step that needs Percona's repository (and the from-source base).
 PERCONA_RUNTIME_IMAGE=${PERCONA_RUNTIME_IMAGE:-${IMAGE_REPO}/percona-zenfs-runtime:${IMAGE_TAG}}
 OPERATOR_IMAGE=${OPERATOR_IMAGE:-${IMAGE_REPO}/operator:${IMAGE_TAG}}
+# Every image built is also tagged with the chart's appVersion, the tag the chart uses when none is given,
+# so `make images` then `helm install` finds them on a node that shares this Docker Engine.
+CHART_APP_VERSION=${CHART_APP_VERSION:-$(sed -nE 's/^appVersion:[[:space:]]*"?([^"[:space:]]+)"?.*/\1/p' \
+  "$(dirname "${BASH_SOURCE[0]}")/../../charts/zns-mysql/Chart.yaml" 2>/dev/null)}
 
 DOCKER=${DOCKER:-docker}
 
