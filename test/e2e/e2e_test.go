@@ -107,6 +107,9 @@ func installChart() error {
 		"--namespace", operatorNamespace, "--create-namespace", "--wait", "--timeout", "5m",
 		"--set", "image.tag=" + tag, "--set", "mariadbImage.tag=" + tag, "--set", "perconaImage.tag=" + tag,
 		"--set", "benchImage.tag=" + tag, "--set", "image.pullPolicy=IfNotPresent", "--set", "logLevel=debug"}
+	if kc := os.Getenv("ZNS_E2E_KUBECONFIG"); kc != "" {
+		args = append(args, "--kubeconfig", kc)
+	}
 	cmd := exec.Command(env("ZNS_HELM", "helm"), args...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
