@@ -28,6 +28,8 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/zns-mysql/zns-mysql/test/envtestreap"
 )
 
 var (
@@ -78,6 +80,8 @@ func run(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "envtest failed to start: %v\n", err)
 		return 1
 	}
+	// A panic or a -timeout ends the binary without running the deferred Stop below.
+	envtestreap.Guard()
 	defer func() { _ = env.Stop() }()
 	restCfg = cfg
 	k8s, err = client.New(cfg, client.Options{Scheme: clientgoscheme.Scheme})

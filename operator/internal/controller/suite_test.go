@@ -27,6 +27,7 @@ import (
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
 	"github.com/zns-mysql/zns-mysql/operator/internal/controller"
+	"github.com/zns-mysql/zns-mysql/test/envtestreap"
 )
 
 // The suite runs one real kube-apiserver and etcd (envtest) and one manager with the operator's reconcilers.
@@ -73,6 +74,8 @@ func runSuite(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "envtest failed to start: %v\n", err)
 		return 1
 	}
+	// A panic or a -timeout ends the binary without running the deferred Stop below.
+	envtestreap.Guard()
 	defer func() { _ = env.Stop() }()
 	restCfg = cfg
 
