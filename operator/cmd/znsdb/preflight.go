@@ -17,6 +17,7 @@ type deviceFlags struct {
 	sysBlock       string
 	devDir         string
 	terminationLog string
+	sysfsOnly      bool
 }
 
 func (f *deviceFlags) register(fs *flag.FlagSet) {
@@ -49,6 +50,8 @@ func preflightCmd(_ context.Context, args []string, d deps) int {
 	var f deviceFlags
 	fs := flag.NewFlagSet("preflight", flag.ContinueOnError)
 	f.register(fs)
+	fs.BoolVar(&f.sysfsOnly, "sysfs-only", false, "judge the device from sysfs alone, without opening it: for a pod "+
+		"that has no access to the device node (format reads the zone report later, through the device's claim)")
 	if code, ok := parseFlags(fs, args, d); !ok {
 		return code
 	}
@@ -69,7 +72,7 @@ func preflight(f deviceFlags, devs Devices) (dbinit.Report, []zbd.Zone) {
 		r.Error = fmt.Sprintf("inspecting %s: %v", f.device, err)
 		return r, nil
 	}
-	if dev == nil || dev.Model != zbd.ModelHostManaged {
+	if dev == nil || dev.Model != zbd.ModelHostManaged || f.sysfsOnly {
 		return r, nil
 	}
 	zones, err := devs.ReportZones(f.devPath())

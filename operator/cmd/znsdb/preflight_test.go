@@ -110,3 +110,26 @@ func TestUsage(t *testing.T) {
 		t.Errorf("format -h: %d", code)
 	}
 }
+
+// --sysfs-only is how the preflight Job of a zonedDevice runs: the device node is out of reach there, so the
+// zone report must not be read, and the sysfs verdicts are the same as with it.
+func TestPreflightSysfsOnly(t *testing.T) {
+	devs := nullb0()
+	devs.reportErr = &os.PathError{Op: "open", Path: "/dev/nullb0", Err: syscall.EPERM}
+	res := runZnsdb(t, &fakeRunner{}, devs, nil, "preflight", "--device", "nullb0", "--sys-block", sysBlock, "--sysfs-only")
+	if res.code != exitOK || len(res.report.Problems) != 0 || res.report.Error != "" {
+		t.Fatalf("exit %d, report %+v", res.code, res.report)
+	}
+	if devs.reported != 0 {
+		t.Errorf("zone report read %d times with --sysfs-only", devs.reported)
+	}
+	if d := res.report.Device; d == nil || d.NrZones != 64 || d.CapacityBytes != 4<<30 || d.ZoneCapacityBytes != 0 {
+		t.Errorf("device %+v: want sysfs's 64 zones and 4 GiB, zone capacity unknown", d)
+	}
+	for _, dev := range []string{"nvme0n2", "nullb1", "nullb2", "nullb3"} {
+		res := runZnsdb(t, &fakeRunner{}, zonedDevice(dev, 64, 64<<20), nil, "preflight", "--device", dev, "--sys-block", sysBlock, "--sysfs-only")
+		if res.code != exitRefused || len(res.report.Problems) != 1 {
+			t.Errorf("%s: exit %d, report %+v: the sysfs verdicts must hold without the zone report", dev, res.code, res.report)
+		}
+	}
+}

@@ -387,6 +387,10 @@ func (r *ZNSDatabaseReconciler) readFormatReport(ctx context.Context, db *v1alph
 		if report != nil && report.ZenFS != nil {
 			db.Status.ZenFS = zenfsStatus(report.ZenFS)
 		}
+		// The zone capacity is only in the zone report, which format is the first to read for a zonedDevice.
+		if report != nil && report.Device != nil && report.Device.ZoneCapacityBytes > 0 && db.Status.Device != nil {
+			db.Status.Device.ZoneCapacity = quantity(report.Device.ZoneCapacityBytes)
+		}
 		if term.ExitCode == 0 {
 			if report != nil && report.ZenFS != nil && report.ZenFS.Action == dbinit.ActionFormat && !wasFormatted {
 				event.Formatted.Emit(db, r.Recorder, fmt.Sprintf("created ZenFS on %s: %s", describeDevice(db), report.ZenFS.Reason))

@@ -405,7 +405,8 @@ func TestZonedDatabaseLifecycle(t *testing.T) {
 	db := zonedDB(ns, "tenant1", "kind-worker", "nullb0")
 	create(t, db)
 
-	// Before the preflight passes, only the read-only Job exists: no PV, no claim, no StatefulSet.
+	// Before the preflight passes, only the Job exists, and it has no access to the device: no PV, no claim,
+	// no StatefulSet.
 	waitCondition(t, db, controller.ConditionDeviceReady, metav1.ConditionUnknown, "Inspecting")
 	db = get(t, db)
 	pvName := v1alpha1.DevicePVName("kind-worker", "nullb0")
@@ -413,14 +414,13 @@ func TestZonedDatabaseLifecycle(t *testing.T) {
 	waitObject(t, client.ObjectKey{Namespace: ns, Name: db.PreflightJobName()}, job)
 	ownedBy(t, job, db)
 	jp := job.Spec.Template.Spec
-	if got := jp.Containers[0].Command; strings.Join(got, " ") != "znsdb preflight --device nullb0" {
+	if got := jp.Containers[0].Command; strings.Join(got, " ") != "znsdb preflight --device nullb0 --sysfs-only" {
 		t.Errorf("preflight command %v", got)
 	}
-	if vm := jp.Containers[0].VolumeMounts; len(vm) != 1 || vm[0].MountPath != "/dev/nullb0" || !vm[0].ReadOnly {
-		t.Errorf("preflight sees the device at %v, want /dev/nullb0 read-only", vm)
-	}
-	if hp := jp.Volumes[0].HostPath; hp == nil || hp.Path != "/dev/nullb0" || *hp.Type != corev1.HostPathBlockDev {
-		t.Errorf("preflight volume %+v, want hostPath /dev/nullb0 of type BlockDevice", jp.Volumes[0])
+	// sysfs alone: a hostPath device node would be denied by the device cgroup anyway, and no mount means no way
+	// to write.
+	if c := jp.Containers[0]; len(jp.Volumes) != 0 || len(c.VolumeMounts) != 0 || len(c.VolumeDevices) != 0 {
+		t.Errorf("preflight has volumes %+v, mounts %+v, devices %+v; want none", jp.Volumes, c.VolumeMounts, c.VolumeDevices)
 	}
 	assertPinnedTo(t, jp.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution, "kind-worker")
 	consistently(t, "nothing that writes to the device before the preflight", time.Second, func() error {
@@ -499,9 +499,18 @@ func TestZonedDatabaseLifecycle(t *testing.T) {
 		t.Errorf("my.cnf lacks the ZenFS URI:\n%s", cm.Data[v1alpha1.ConfigFileName])
 	}
 
-	// The format step's report lands in status.zenfs.
+	// The format step's report lands in status.zenfs, and its zone report gives the zone capacity the sysfs-only
+	// preflight could not know.
+	if zc := get(t, db).Status.Device.ZoneCapacity; zc != nil {
+		t.Errorf("zone capacity %s before any zone report was read", zc)
+	}
 	free, used, recl := int64(3<<30), int64(256<<20), int64(0)
-	formatReport, err := dbinit.Report{ZenFS: &dbinit.ZenFSState{
+	formatDevice, _, err := zbd.Preflight(sysBlock(), "nullb0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	formatDevice.ZoneCapacityBytes = 60 << 20
+	formatReport, err := dbinit.Report{Device: formatDevice, ZenFS: &dbinit.ZenFSState{
 		Present: true, Action: dbinit.ActionFormat, Reason: "device is empty and has no ZenFS",
 		FreeBytes: &free, UsedBytes: &used, ReclaimableBytes: &recl,
 	}}.Encode()
@@ -513,6 +522,9 @@ func TestZonedDatabaseLifecycle(t *testing.T) {
 		z := get(t, db).Status.ZenFS
 		if z == nil || !z.Present || z.LastAction != "format" || z.Free.String() != "3Gi" || z.Used.String() != "256Mi" {
 			return fmt.Errorf("status.zenfs = %+v", z)
+		}
+		if zc := get(t, db).Status.Device.ZoneCapacity; zc == nil || zc.String() != "60Mi" {
+			return fmt.Errorf("status.device.zoneCapacity = %v, want the format report's 60Mi", zc)
 		}
 		return nil
 	})

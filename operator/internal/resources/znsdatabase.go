@@ -189,7 +189,6 @@ func PreflightJob(db *v1alpha1.ZNSDatabase, image string) *batchv1ac.JobApplyCon
 	c := corev1ac.Container().
 		WithName(PreflightContainer).
 		WithImage(image).
-		WithCommand(helperBinary, "preflight", "--device", device).
 		WithTerminationMessagePolicy(corev1.TerminationMessageFallbackToLogsOnError).
 		WithSecurityContext(containerSecurity())
 
@@ -197,18 +196,18 @@ func PreflightJob(db *v1alpha1.ZNSDatabase, image string) *batchv1ac.JobApplyCon
 		WithRestartPolicy(corev1.RestartPolicyNever).
 		WithSecurityContext(podSecurity(db))
 	if src := db.Spec.Storage.ZonedDevice; src != nil {
-		// A hostPath, not the device's PersistentVolume: the PV is created only once the device passed.
-		// A hostPath volume of type BlockDevice is mounted (not attached as a volumeDevice, which only claims
-		// can be), read-only, at the host's path.
+		// No device at all: nothing that could write to it exists until it passed. sysfs, which every container
+		// sees, is enough to judge it; the zone report needs the device open, which the device cgroup denies a
+		// hostPath device node, so format reads it later through the device's claim.
 		spec.WithAffinity(corev1ac.Affinity().WithNodeAffinity(corev1ac.NodeAffinity().
-			WithRequiredDuringSchedulingIgnoredDuringExecution(hostnameSelector(src.NodeName)))).
-			WithVolumes(corev1ac.Volume().WithName(volumeZoned).WithHostPath(corev1ac.HostPathVolumeSource().
-				WithPath(db.DevicePath()).WithType(corev1.HostPathBlockDev)))
-		c.WithVolumeMounts(corev1ac.VolumeMount().WithName(volumeZoned).WithMountPath(db.DevicePath()).WithReadOnly(true))
+			WithRequiredDuringSchedulingIgnoredDuringExecution(hostnameSelector(src.NodeName))))
+		c.WithCommand(helperBinary, "preflight", "--device", device, "--sysfs-only")
 	} else {
+		// The user's claim, read-only: the kubelet then lets the container read the device and not write it.
 		spec.WithVolumes(corev1ac.Volume().WithName(volumeZoned).WithPersistentVolumeClaim(
 			corev1ac.PersistentVolumeClaimVolumeSource().WithClaimName(db.DeviceClaimName()).WithReadOnly(true)))
-		c.WithVolumeDevices(corev1ac.VolumeDevice().WithName(volumeZoned).WithDevicePath(db.DevicePath()))
+		c.WithCommand(helperBinary, "preflight", "--device", device).
+			WithVolumeDevices(corev1ac.VolumeDevice().WithName(volumeZoned).WithDevicePath(db.DevicePath()))
 	}
 	// WithContainers copies the container, so it comes last.
 	spec.WithContainers(c)
