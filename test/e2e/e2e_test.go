@@ -10,7 +10,10 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -399,6 +402,154 @@ func printComparison(t *testing.T, b *v1alpha1.Benchmark) {
 		fmt.Fprintf(&sb, "%-8s %10s %10s %10s %12s %10s\n", ts.Name, ts.Mean.TPS, ts.Mean.LatencyPctMs, ts.Mean.LatencyAvgMs, ts.Mean.TPSRelDevPct, ts.VsBaseline.TPS)
 	}
 	t.Log("\n" + sb.String())
+}
+
+// TestConventionalDeviceRefused runs the zoned paths as far as a machine without zoned support can: a real
+// block device that is not zoned (CI attaches a loop device and mounts it into the node) is judged on the node
+// and refused, given as zonedDevice (the preflight reads sysfs only) and as a user's zonedClaim (the preflight
+// maps the claim read-only, which the kubelet pins with a loop device of its own), without the operator
+// creating anything that could write to it, and without a byte of it changing.
+func TestConventionalDeviceRefused(t *testing.T) {
+	requireCluster(t)
+	spec := os.Getenv("ZNS_E2E_CONVENTIONAL_DEVICE") // node:device
+	if spec == "" {
+		t.Skip("needs a conventional block device mounted into a node: set ZNS_E2E_CONVENTIONAL_DEVICE=node:loop0 (.ci/run attaches a loop device)")
+	}
+	node, dev, ok := strings.Cut(spec, ":")
+	if !ok {
+		t.Fatalf("ZNS_E2E_CONVENTIONAL_DEVICE=%q: want node:device", spec)
+	}
+	before, local := deviceDigest(t, "/dev/"+dev)
+	ns := newNamespace(t, "e2e-refuse")
+	// The preflight needs only znsdb, which the MariaDB image carries too: no mysqld ever starts on a refused
+	// device, so the Percona image is not needed here.
+	image := "zns-mysql/mariadb-myrocks:" + env("ZNS_E2E_TAG", "latest")
+
+	t.Run("zonedDevice", func(t *testing.T) {
+		db := &v1alpha1.ZNSDatabase{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "by-device"},
+			Spec: v1alpha1.ZNSDatabaseSpec{
+				Storage: v1alpha1.StorageSpec{ZonedDevice: &v1alpha1.ZonedDeviceSource{NodeName: node, DeviceName: dev}},
+				Image:   image,
+			},
+		}
+		refused(t, db, client.ObjectKey{Name: v1alpha1.DevicePVName(node, dev)}, &corev1.PersistentVolume{})
+	})
+
+	t.Run("zonedClaim", func(t *testing.T) {
+		pv := &corev1.PersistentVolume{
+			ObjectMeta: metav1.ObjectMeta{GenerateName: "e2e-conventional-"},
+			Spec: corev1.PersistentVolumeSpec{
+				Capacity:                      corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("64Mi")},
+				VolumeMode:                    ptr.To(corev1.PersistentVolumeBlock),
+				AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
+				PersistentVolumeSource:        corev1.PersistentVolumeSource{Local: &corev1.LocalVolumeSource{Path: "/dev/" + dev}},
+				NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+					MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "kubernetes.io/hostname", Operator: corev1.NodeSelectorOpIn, Values: []string{node}}},
+				}}}},
+				StorageClassName: "",
+			},
+		}
+		if err := k8s.Create(ctx, pv); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = k8s.Delete(ctx, pv) })
+		pvc := &corev1.PersistentVolumeClaim{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "conventional"},
+			Spec: corev1.PersistentVolumeClaimSpec{
+				VolumeMode:       ptr.To(corev1.PersistentVolumeBlock),
+				AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				StorageClassName: ptr.To(""),
+				VolumeName:       pv.Name,
+				Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("64Mi")}},
+			},
+		}
+		if err := k8s.Create(ctx, pvc); err != nil {
+			t.Fatal(err)
+		}
+		db := &v1alpha1.ZNSDatabase{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "by-claim"},
+			Spec: v1alpha1.ZNSDatabaseSpec{
+				Storage: v1alpha1.StorageSpec{ZonedClaim: &v1alpha1.ZonedClaimSource{ClaimName: pvc.Name, DeviceName: dev}},
+				Image:   image,
+			},
+		}
+		refused(t, db, client.ObjectKey{Namespace: ns, Name: db.StatefulSetName()}, &appsv1.StatefulSet{})
+		// The user's claim is the user's: deleting the database leaves it.
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(pvc), pvc); err != nil || !pvc.DeletionTimestamp.IsZero() {
+			t.Errorf("the user's claim after the database's deletion: %v (deleting: %v)", err, pvc.DeletionTimestamp)
+		}
+	})
+
+	if after, _ := deviceDigest(t, "/dev/"+dev); local && after != before {
+		t.Errorf("the refused device changed: sha256 %s before, %s after", before, after)
+	} else if !local {
+		t.Logf("/dev/%s is not readable from this process (cluster elsewhere): its content was not compared", dev)
+	}
+}
+
+// refused creates db, waits until the preflight ran on the node and refused the device as not zoned, checks
+// that absentObj (something that could write to the device) never appears, then deletes db.
+func refused(t *testing.T, db *v1alpha1.ZNSDatabase, absentKey client.ObjectKey, absentObj client.Object) {
+	t.Helper()
+	if err := k8s.Create(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	var cond *metav1.Condition
+	waitFor(t, db.Name+": DeviceReady False (DeviceRefused)", 5*time.Minute, func() error {
+		cur := &v1alpha1.ZNSDatabase{}
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(db), cur); err != nil {
+			return err
+		}
+		cond = meta.FindStatusCondition(cur.Status.Conditions, "DeviceReady")
+		if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != "DeviceRefused" {
+			return fmt.Errorf("conditions %+v", cur.Status.Conditions)
+		}
+		if d := cur.Status.Device; d == nil || d.Model != "none" || len(d.Problems) == 0 {
+			return fmt.Errorf("status.device %+v", cur.Status.Device)
+		}
+		return nil
+	})
+	if !strings.Contains(cond.Message, "not zoned") {
+		t.Errorf("DeviceReady message %q does not say the device is not zoned", cond.Message)
+	}
+	events, err := clientset.CoreV1().Events(db.Namespace).List(ctx, metav1.ListOptions{
+		FieldSelector: "reason=DeviceRefused,involvedObject.name=" + db.Name})
+	if err != nil || len(events.Items) == 0 {
+		t.Errorf("no DeviceRefused Event for %s (%v)", db.Name, err)
+	}
+	for i := 0; i < 5; i++ {
+		if err := k8s.Get(ctx, absentKey, absentObj); !apierrors.IsNotFound(err) {
+			t.Fatalf("%T %s exists for a refused device (%v)", absentObj, absentKey.Name, err)
+		}
+		time.Sleep(2 * time.Second)
+	}
+	if err := k8s.Delete(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, db.Name+" gone", 2*time.Minute, func() error {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(db), &v1alpha1.ZNSDatabase{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("still there (%v)", err)
+		}
+		return leftovers(db.Namespace)
+	})
+}
+
+// deviceDigest hashes the first 64 MiB of a block device when this process can read it (the cluster runs
+// on this host, as kind does); ok is false otherwise.
+func deviceDigest(t *testing.T, path string) (digest string, ok bool) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.CopyN(h, f, 64<<20); err != nil && err != io.EOF {
+		t.Fatalf("reading %s: %v", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), true
 }
 
 // TestZonedFlow needs null_blk zoned devices on a node and the Percona image with ZenFS.
