@@ -514,6 +514,29 @@ func TestZnsdbPreflight(t *testing.T) {
 			}
 		})
 	}
+	// As the preflight Job of a zonedDevice runs it: sysfs only, with no device node anywhere in reach (an empty
+	// --dev-dir). The verdicts are the same; the zone capacity is left to the format step.
+	for _, tc := range []struct {
+		dev      string
+		code     int
+		problems string
+	}{
+		{"nullb0", 0, ""},
+		{nvmeDev, 0, ""},
+		{"nullb1", 1, zbd.CodeNotHostManaged},
+		{"nullb2", 1, zbd.CodeTooFewZones},
+	} {
+		t.Run(tc.dev+"-sysfs-only", func(t *testing.T) {
+			r, stderr, code := znsdb(t, "preflight", "--device", tc.dev, "--termination-log", "", "--sysfs-only", "--dev-dir", t.TempDir())
+			if code != tc.code || codes(r.Problems) != tc.problems || r.Error != "" {
+				t.Fatalf("exit %d, problems %q, error %q; want exit %d, problems %q\nstderr: %s",
+					code, codes(r.Problems), r.Error, tc.code, tc.problems, stderr)
+			}
+			if r.Device == nil || r.Device.Name != tc.dev || r.Device.ZoneCapacityBytes != 0 {
+				t.Errorf("report device %+v: want %s with the zone capacity unknown", r.Device, tc.dev)
+			}
+		})
+	}
 	t.Run("nvme0n1-scheduler-none", func(t *testing.T) {
 		setScheduler(t, nvmeDev, "none")
 		defer setScheduler(t, nvmeDev, "mq-deadline")
