@@ -76,6 +76,7 @@ type ZNSDatabase struct {
 // ZNSDatabaseSpec is what the user asks for.
 //
 // +kubebuilder:validation:XValidation:rule="has(self.storage.volume) || !has(self.engine) || self.engine == 'rocksdb'",message="a zoned device can only be used by the rocksdb engine (MyRocks through ZenFS); use storage.volume for innodb"
+// +kubebuilder:validation:XValidation:rule="has(self.storage.volume) || !has(self.flavor) || self.flavor == 'percona'",message="a zoned device needs flavor percona: only Percona Server's MyRocks is built with ZenFS (MariaDB's would put the data on a filesystem); use storage.volume for mariadb"
 type ZNSDatabaseSpec struct {
 	// Storage is where the data lives: exactly one of zonedDevice, zonedClaim or volume. It cannot be changed
 	// after creation: moving a database to other storage is a new database.

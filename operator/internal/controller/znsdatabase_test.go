@@ -830,6 +830,8 @@ func TestValidation(t *testing.T) {
 	partition := zonedDB(ns, "part", "n", "nvme0n1p1")
 	partition.Spec.Storage.ZonedDevice.DeviceName = "../sda"
 	badEngine := volumeDB(ns, "engine", "myisam", v1alpha1.FlavorPercona)
+	mariadbZoned := zonedDB(ns, "mariazoned", "n", "nullb0")
+	mariadbZoned.Spec.Flavor = v1alpha1.FlavorMariaDB
 	for _, tc := range []struct {
 		db   *v1alpha1.ZNSDatabase
 		want string
@@ -839,6 +841,7 @@ func TestValidation(t *testing.T) {
 		{innodbZoned, "only be used by the rocksdb engine"},
 		{partition, "spec.storage.zonedDevice.deviceName"},
 		{badEngine, "spec.engine"},
+		{mariadbZoned, "a zoned device needs flavor percona"},
 	} {
 		err := k8s.Create(ctx, tc.db)
 		if err == nil || !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), tc.want) {
