@@ -264,18 +264,10 @@ func TestConventionalFlow(t *testing.T) {
 		t.Errorf("rows through the Service: %q, want 3 rows in a ROCKSDB table", out)
 	}
 
-	b := &v1alpha1.Benchmark{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cmp"},
-		Spec: v1alpha1.BenchmarkSpec{
-			Targets:  []v1alpha1.BenchmarkTarget{{Name: "rocks"}, {Name: "inno"}},
-			Baseline: "inno", Workload: "oltp_update_index", Tables: 2, TableSize: 2000, Threads: 2,
-			DurationSeconds: 15, ReportIntervalSeconds: 1, Iterations: 1, StartDelaySeconds: 30,
-		},
-	}
-	if err := k8s.Create(ctx, b); err != nil {
-		t.Fatal(err)
-	}
-	waitCompleted(t, b)
+	b := runBenchmark(t, ns, "cmp", v1alpha1.BenchmarkSpec{
+		Workload: "oltp_update_index", Tables: 2, TableSize: 2000, Threads: 2,
+		DurationSeconds: 15, ReportIntervalSeconds: 1, Iterations: 1, StartDelaySeconds: 30,
+	})
 	for _, ts := range b.Status.Targets {
 		if ts.State != v1alpha1.TargetDone || ts.Rows != 4000 || len(ts.Iterations) != 1 || ts.Mean == nil || ts.VsBaseline == nil {
 			t.Errorf("target %s: %+v", ts.Name, ts)
@@ -303,18 +295,10 @@ func TestConventionalFlow(t *testing.T) {
 	printComparison(t, b)
 
 	// A second Benchmark over the same databases prepares afresh over the first one's tables.
-	again := &v1alpha1.Benchmark{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "again"},
-		Spec: v1alpha1.BenchmarkSpec{
-			Targets:  []v1alpha1.BenchmarkTarget{{Name: "rocks"}, {Name: "inno"}},
-			Baseline: "inno", Workload: "oltp_point_select", Tables: 1, TableSize: 1000, Threads: 1,
-			DurationSeconds: 5, ReportIntervalSeconds: 1, Iterations: 1, StartDelaySeconds: 20,
-		},
-	}
-	if err := k8s.Create(ctx, again); err != nil {
-		t.Fatal(err)
-	}
-	waitCompleted(t, again)
+	again := runBenchmark(t, ns, "again", v1alpha1.BenchmarkSpec{
+		Workload: "oltp_point_select", Tables: 1, TableSize: 1000, Threads: 1,
+		DurationSeconds: 5, ReportIntervalSeconds: 1, Iterations: 1, StartDelaySeconds: 20,
+	})
 	for _, ts := range again.Status.Targets {
 		if ts.State != v1alpha1.TargetDone || ts.Rows != 1000 {
 			t.Errorf("second Benchmark, target %s: state %s, %d rows (want 1000: fresh tables)", ts.Name, ts.State, ts.Rows)
@@ -340,6 +324,19 @@ func TestConventionalFlow(t *testing.T) {
 		}
 	}
 	waitFor(t, "children gone", 3*time.Minute, func() error { return leftovers(ns) })
+}
+
+// runBenchmark runs a Benchmark of the conventional flow's two databases, inno the baseline, until it completes.
+func runBenchmark(t *testing.T, ns, name string, spec v1alpha1.BenchmarkSpec) *v1alpha1.Benchmark {
+	t.Helper()
+	spec.Targets = []v1alpha1.BenchmarkTarget{{Name: "rocks"}, {Name: "inno"}}
+	spec.Baseline = "inno"
+	b := &v1alpha1.Benchmark{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: spec}
+	if err := k8s.Create(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	waitCompleted(t, b)
+	return b
 }
 
 // waitCompleted waits for a Benchmark to complete; its failure ends the test with the status.

@@ -119,13 +119,19 @@ func (r *runner) connect(ctx context.Context, dbName string) (*sql.DB, error) {
 	return db, nil
 }
 
+// connectServer connects without selecting a database, for statements that name the benchmark's database
+// themselves; that name is checked first, since it goes into them quoted, not as a parameter.
+func (r *runner) connectServer(ctx context.Context) (*sql.DB, error) {
+	if !identOK(r.cfg.spec.DB) {
+		return nil, fmt.Errorf("database %q must be a plain identifier [A-Za-z0-9_$]", r.cfg.spec.DB)
+	}
+	return r.connect(ctx, "")
+}
+
 // ensureDatabase creates the benchmark's database if it is missing: sysbench's prepare creates tables, not the
 // database, and a fresh server has none.
 func (r *runner) ensureDatabase(ctx context.Context) error {
-	if !identOK(r.cfg.spec.DB) {
-		return fmt.Errorf("database %q must be a plain identifier [A-Za-z0-9_$]", r.cfg.spec.DB)
-	}
-	db, err := r.connect(ctx, "")
+	db, err := r.connectServer(ctx)
 	if err != nil {
 		return err
 	}
@@ -141,10 +147,7 @@ func (r *runner) ensureDatabase(ctx context.Context) error {
 // ... as sysbench names them), so that a new Benchmark prepares fresh data instead of failing on "table
 // already exists". Nothing else in the database is touched, and a database that does not exist is fine.
 func (r *runner) dropSysbenchTables(ctx context.Context) error {
-	if !identOK(r.cfg.spec.DB) {
-		return fmt.Errorf("database %q must be a plain identifier [A-Za-z0-9_$]", r.cfg.spec.DB)
-	}
-	db, err := r.connect(ctx, "")
+	db, err := r.connectServer(ctx)
 	if err != nil {
 		return err
 	}
