@@ -315,21 +315,21 @@ node_image() {
     local out
     if docker image inspect "$UPSTREAM_IMAGE" >/dev/null 2>&1; then
       log "node image: kind's upstream ${UPSTREAM_IMAGE} (already here)"
-    elif out=$(docker pull "$UPSTREAM_IMAGE" 2>&1); then
-      log "node image: kind's upstream ${UPSTREAM_IMAGE} (pulled: a registry is reachable)"
-    elif [[ "$NODE_SOURCE" == upstream ]]; then
-      log "$out"
-      die "ZNS_KIND_NODE=upstream, but docker pull ${UPSTREAM_IMAGE} failed (above)"
-    else
-      log "no image registry is reachable (docker pull ${UPSTREAM_IMAGE}: $(tail -n 1 <<<"$out"))"
-      log "so the node image is built here from Debian packages and Go modules (hack/kind/build-node-image.sh;"
-      log "cached per Kubernetes version: ~25 minutes on 2 cores the first time, seconds after)"
-      NODE_SOURCE=offline
-    fi
-    if [[ "$NODE_SOURCE" != offline ]]; then
       printf '%s\n' "$UPSTREAM_IMAGE"
       return 0
     fi
+    if out=$(docker pull "$UPSTREAM_IMAGE" 2>&1); then
+      log "node image: kind's upstream ${UPSTREAM_IMAGE} (pulled: a registry is reachable)"
+      printf '%s\n' "$UPSTREAM_IMAGE"
+      return 0
+    fi
+    if [[ "$NODE_SOURCE" == upstream ]]; then
+      log "$out"
+      die "ZNS_KIND_NODE=upstream, but docker pull ${UPSTREAM_IMAGE} failed (above)"
+    fi
+    log "no image registry is reachable (docker pull ${UPSTREAM_IMAGE}: $(tail -n 1 <<<"$out"))"
+    log "so the node image is built here from Debian packages and Go modules (hack/kind/build-node-image.sh;"
+    log "cached per Kubernetes version: ~25 minutes on 2 cores the first time, seconds after)"
   fi
   step "node image (offline build)" "${KIND_LIB_DIR}/build-node-image.sh"
 }
