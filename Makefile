@@ -1,7 +1,11 @@
 # zns-mysql: MySQL/MyRocks on ZNS SSDs through ZenFS, on Kubernetes.
 #
 #   make demo    set up and run the main job (see README)
-#   make test    everything CI runs: generated-file drift, vet, unit, real-MariaDB and envtest suites
+#   make test    set up and run everything CI runs (hack/test.sh): packages, caches, images, every test tier,
+#                the end-to-end suite on a kind cluster it brings up and removes
+#
+# Faster targets for the inner loop (they set up only what they need and run a subset): make unit, make qemu,
+# make e2e, make test-chart.
 #
 # Tool versions are pinned in versions.mk; tools are built from the Go module proxy into a cache that
 # survives between runs on the same machine ($(ZNS_CACHE_DIR)) but is rebuilt when missing.
@@ -46,7 +50,7 @@ check-generate: generate ## Fail when generated files differ from what is commit
 
 .PHONY: fmt-check
 fmt-check: ## Fail on files gofmt would change.
-	@out=$$(gofmt -l operator test); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@out=$$(gofmt -l operator test hack); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 .PHONY: vet
 vet: ## go vet every package (the in-guest QEMU tests carry a build tag).
@@ -54,7 +58,7 @@ vet: ## go vet every package (the in-guest QEMU tests carry a build tag).
 	go vet -tags zns_guest ./operator/internal/qemuguest/
 
 .PHONY: envtest-assets
-envtest-assets: ## Build (once, cached) kube-apiserver and etcd for envtest.
+envtest-assets: ## Build (once, cached) kube-apiserver and etcd for envtest (hack/kubernetes.sh).
 	@hack/envtest-assets.sh >/dev/null
 
 .PHONY: demo demo-clean demo-local
@@ -96,9 +100,8 @@ kind-down: ## Delete the kind cluster.
 kind-status: ## Show the kind cluster's state.
 	hack/kind/cluster.sh status
 
-# The e2e suite runs after the other packages, alone: it shares two cores with a whole cluster. CI (.ci/run)
-# brings the cluster up and loads the images first, then sets ZNS_E2E=1 for `make test`; without it the suite
-# skips with its reason.
+# The e2e suite runs last, alone: it shares two cores with a whole cluster. `make test` brings up a cluster of its
+# own for it (hack/test.sh); `make e2e` keeps one for the inner loop.
 E2E_PACKAGE := github.com/zns-mysql/zns-mysql/test/e2e
 E2E_TIMEOUT ?= 40m
 E2E_IMAGES ?= bench mariadb operator
@@ -108,7 +111,7 @@ e2e-cluster: ## Bring up the kind cluster and load freshly built images; prints 
 		printf 'export ZNS_E2E=1 ZNS_E2E_KUBECONFIG=%s ZNS_E2E_TAG=%s\n' "$$kc" "$$tag"
 
 .PHONY: e2e
-e2e: ## The end-to-end suite on the kind cluster (kept afterwards; make kind-down removes it).
+e2e: ## Inner loop: only the end-to-end suite, on the kind cluster (kept afterwards; make kind-down removes it).
 	@settings=$$($(MAKE) -s --no-print-directory e2e-cluster) && eval "$$settings" && helm=$$(hack/helm.sh) && \
 		ZNS_HELM=$$helm go test -count=1 -v -timeout $(E2E_TIMEOUT) ./test/e2e/
 
@@ -126,12 +129,18 @@ build: ## Build the operator and helper binaries into bin/.
 	CGO_ENABLED=0 go build -o bin/ ./operator/cmd/...
 
 .PHONY: test
-test: check-generate fmt-check vet ## The README's test command: everything CI runs.
+test: ## The README's test command: sets up and runs every tier CI runs (hack/test.sh).
+	@hack/test.sh
+
+UNIT_EXCLUDE := $(E2E_PACKAGE) github.com/zns-mysql/zns-mysql/test/qemu github.com/zns-mysql/zns-mysql/operator/internal/qemuguest github.com/zns-mysql/zns-mysql/test/images
+.PHONY: unit
+unit: fmt-check vet ## Inner loop: pure Go, real MariaDB on loopback, envtest and chart tests; no QEMU, images or kind.
 	@assets=$$(hack/envtest-assets.sh) && helm=$$(hack/helm.sh) && \
-		echo "KUBEBUILDER_ASSETS=$$assets ZNS_HELM=$$helm" && \
 		go build -o $(TOOLS_DIR)/testsummary ./hack/testsummary && \
-		pkgs=$$(go list $(GO_PACKAGES) | grep -vx '$(E2E_PACKAGE)') && \
-		{ status=0; \
-		  KUBEBUILDER_ASSETS=$$assets ZNS_HELM=$$helm go test -json $(GO_TEST_FLAGS) $$pkgs || status=$$?; \
-		  ZNS_HELM=$$helm go test -json $(GO_TEST_FLAGS) -timeout $(E2E_TIMEOUT) ./test/e2e/ || status=$$?; \
-		  exit $$status; } 2>&1 | tee $(ZNS_CACHE_DIR)/last-test.json | $(TOOLS_DIR)/testsummary
+		pkgs=$$(go list $(GO_PACKAGES) | grep -vxF $(foreach p,$(UNIT_EXCLUDE),-e $(p))) && \
+		KUBEBUILDER_ASSETS=$$assets ZNS_HELM=$$helm go test -json $(GO_TEST_FLAGS) $$pkgs 2>&1 | $(TOOLS_DIR)/testsummary
+
+.PHONY: qemu
+qemu: ## Inner loop: only the QEMU guest tier (real zoned devices in a Debian guest).
+	@hack/qemu/build-guest.sh >/dev/null && go build -o $(TOOLS_DIR)/testsummary ./hack/testsummary && \
+		go test -json $(GO_TEST_FLAGS) ./test/qemu/ ./operator/internal/qemuguest/ 2>&1 | $(TOOLS_DIR)/testsummary

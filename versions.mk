@@ -5,16 +5,19 @@
 # a trailing `# comment` is allowed. Everything here is built from the Go module
 # proxy (the usual download sites are not reachable from our machines).
 
-# Kubernetes of the envtest API server (kube-apiserver, kubectl), built from
-# k8s.io/kubernetes v1.36.3 with its staging modules (k8s.io/api, apimachinery,
-# apiserver, client-go, ...) replaced by v0.36.3. Matches the k8s.io/* v0.36.x
-# libraries in go.mod. Written without a leading "v", as setup-envtest does.
-ENVTEST_K8S_VERSION := 1.36.3
+# Kubernetes: ONE version for everything that runs an API server or a node here: envtest (kube-apiserver,
+# kubectl), the chart tests (on envtest) and the kind node image (kubeadm, kubelet, the control plane,
+# kube-proxy), all built by hack/kubernetes.sh in one cached directory from k8s.io/kubernetes v1.36.3 with its
+# staging modules (k8s.io/api, apimachinery, apiserver, client-go, ...) replaced by v0.36.3. Matches the
+# k8s.io/* v0.36.x libraries in go.mod. Our hosts run cgroup v1, which kubelet >= 1.35 refuses by default;
+# kubelet 1.36 still supports it behind failCgroupV1: false (pkg/kubelet/apis/config/validation), which
+# hack/kind/cluster.sh sets on such hosts. No leading "v".
+K8S_VERSION := 1.36.3
 
-# etcd for envtest, built from go.etcd.io/etcd/server/v3 (etcdmain.Main).
-# 3.6.8 is the etcd that Kubernetes v1.36.3 itself pins: build/dependencies.yaml,
-# hack/lib/etcd.sh and kubeadm's DefaultEtcdVersion (3.6.8-0), and the
-# go.etcd.io/etcd/* v3.6.8 client libraries in its go.mod. No leading "v".
+# etcd, built from go.etcd.io/etcd/server/v3 (etcdmain.Main), for envtest and as the node's etcd image.
+# 3.6.8 is the etcd that Kubernetes v1.36.3 itself pins: build/dependencies.yaml and kubeadm's
+# DefaultEtcdVersion (3.6.8-0, checked by hack/kind/build-node-image.sh), and the go.etcd.io/etcd/*
+# v3.6.8 client libraries in its go.mod. No leading "v".
 ETCD_VERSION := 3.6.8
 
 # controller-gen (sigs.k8s.io/controller-tools/cmd/controller-gen). v0.23.0 is
@@ -47,26 +50,16 @@ QEMU_GUEST_KERNEL_VERSION := 6.1.176-1
 #   go list -m -versions <module>; go mod download -json <module>@<version>
 # (the second also checks sum.golang.org: newer tags the proxy lists but the
 # checksum database does not serve yet are unusable without disabling checks).
-
-# Kubernetes of the kind node: below 1.35 because our hosts run cgroup v1, which
-# kubelet 1.35 refuses by default. v1.34.10 is the newest 1.34 patch whose
-# k8s.io/kubernetes module verifies against sum.golang.org (v1.34.11 and v1.34.12
-# are listed but 404 there). Built like ENVTEST_K8S_VERSION, staging modules
-# replaced by v0.34.10. etcd, CoreDNS and pause are NOT pinned here: their
-# versions and image names come from this version's
-# `kubeadm config images list` (v1.34.10: etcd 3.6.5-0, coredns v1.12.1,
-# pause 3.10.1), so kubeadm finds the images it asks for.
-KIND_NODE_K8S_VERSION := 1.34.10
+#
+# The node runs K8S_VERSION (above). CoreDNS and pause are not pinned here: their
+# versions and image names come from that version's `kubeadm config images list`
+# (v1.36.3: etcd 3.6.8-0, coredns v1.14.2, pause 3.10.2), so kubeadm finds the
+# images it asks for. Where a registry is reachable, hack/kind/cluster.sh may use
+# kind's own node image instead, kindest/node:v$(K8S_VERSION), the same version.
 
 # kind (sigs.k8s.io/kind): newest release on the proxy; its images/base/files
 # (entrypoint, systemd units, containerd config) are copied into the node image.
 KIND_VERSION := v0.33.0
-
-# kind's own node image for KIND_VERSION (pkg/apis/config/defaults/image.go of the
-# module), used instead of the offline build when a registry is reachable
-# (ZNS_KIND_NODE=auto, hack/kind/cluster.sh). Not reachable from our machines, so
-# that path is unexercised here; the digest pins exactly what kind v0.33.0 tested.
-KIND_UPSTREAM_NODE_IMAGE := kindest/node:v1.37.0@sha256:a1ed56cfb0e7b93589bdf97c8cd566405a265939e3620fc4f5de89adff580ae5
 
 # Debian suite of the node rootfs (debootstrap). bookworm's systemd 252 still
 # supports cgroup v1 hosts (trixie's systemd 257 deprecates it, 258 drops it).

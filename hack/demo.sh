@@ -65,9 +65,14 @@ for v in seconds threads tables table_size; do
   [[ "${!v}" =~ ^[1-9][0-9]*$ ]] || { echo "demo: DEMO_${v^^} must be a positive number" >&2; exit 2; }
 done
 
+LOG_PREFIX=demo
+# shellcheck source=hack/lib/progress.sh
+source hack/lib/progress.sh
+explain_failures
 t_start=$(date +%s)
 timings=()
-say() { printf '\n==> %s\n' "$*" >&2; }
+# say TEXT: a banner a person can find in the output, with the time since the start.
+say() { printf '\n==> %s (%ss since the start)\n' "$*" "$(($(date +%s) - t_start))" >&2; }
 note() { printf 'demo: %s\n' "$*" >&2; }
 die() { printf 'demo: ERROR: %s\n' "$*" >&2; exit 1; }
 # record NAME T0: remember how long NAME took since T0 (a $SECONDS value).
@@ -84,15 +89,10 @@ kubectl() { hack/kind/cluster.sh kubectl "$@"; }
 
 # --- 1. what this machine can do -------------------------------------------------------------------------------
 say "checking this machine"
-command -v docker >/dev/null && docker info >/dev/null 2>&1 || die "needs a Docker Engine (docker info failed)"
-command -v go >/dev/null || die "needs Go 1.26 on PATH"
-needed=(debootstrap gcc)
-for tool in "${needed[@]}"; do
-  command -v "$tool" >/dev/null && continue
-  [[ $(id -u) -eq 0 ]] || die "$tool is missing: run hack/install-deps.sh as root"
-  hack/install-deps.sh
-  break
-done
+command -v docker >/dev/null && docker info >/dev/null 2>&1 ||
+  die "needs a Docker Engine: 'docker info' failed. Install Docker Engine (Debian: apt-get install docker.io) and start it"
+command -v go >/dev/null || die "needs Go 1.26 on PATH (https://go.dev/dl/), then run make demo again"
+hack/install-deps.sh demo || die "the Debian packages the builds need are missing (above says which and how to install them)"
 
 zoned_why=""
 if [[ "$zoned" == 0 ]]; then
@@ -135,7 +135,19 @@ if [[ -z "$zoned_why" ]]; then
   hack/nullblk-zoned.sh status "${devices[@]##*/}" >&2 || true
 fi
 
-# --- 2. the cluster ---------------------------------------------------------------------------------------
+# --- 2. the cluster, with the images building beside it -------------------------------------------------
+# The images (debootstrap, apt in docker: disk and network bound) build while the node image's Go builds use
+# the CPUs; loading them into the node waits for the cluster.
+images_log="${cache}/demo-images.log"
+mkdir -p "$cache"
+say "images (${images[*]}): building in the background (log: ${images_log})"
+hack/images/build.sh "${images[@]}" >"$images_log" 2>&1 &
+images_pid=$!
+# helm too: a Go build that fills the CPU while the cluster boots
+helm_log="${cache}/demo-helm.log"
+hack/helm.sh >"${helm_log}.out" 2>"$helm_log" &
+helm_pid=$!
+trap 'kill "$images_pid" "$helm_pid" 2>/dev/null || true' EXIT
 say "kind cluster ${cluster}"
 export ZNS_KIND_DEVICES="${devices[*]}"
 t0=$SECONDS
@@ -149,11 +161,18 @@ done
 # --- 3. images and chart ----------------------------------------------------------------------------------
 say "images (${images[*]}), loaded into the node"
 t0=$SECONDS
-tag=$(hack/kind/load-images.sh "${images[@]}") || die "building or loading the images failed"
+if ! heartbeat --log "$images_log" "images" "built in the background" wait "$images_pid"; then
+  tail -n 40 "$images_log" >&2
+  die "building the images failed (above; the whole log: ${images_log})"
+fi
+tag=$(hack/kind/load-images.sh "${images[@]}") || die "loading the images into the node failed (above)"
 record "images built and loaded" "$t0"
 say "the operator's chart"
 t0=$SECONDS
-helm=$(hack/helm.sh) || die "building helm failed (see above)"
+heartbeat --log "$helm_log" "helm" "built in the background" wait "$helm_pid" ||
+  { cat "$helm_log" >&2; die "building helm failed (above; hack/helm.sh alone shows it again)"; }
+trap - EXIT
+helm=$(cat "${helm_log}.out")
 record "helm (built once, cached)" "$t0"
 install_chart() {
   "$helm" --kubeconfig "$kubeconfig" upgrade --install zns-mysql charts/zns-mysql \
@@ -208,7 +227,8 @@ show_trouble() {
   kubectl -n "$ns" get events --sort-by=.lastTimestamp >&2 | tail -n 30 || true
 }
 wait_available() {
-  kubectl -n "$ns" wait --for=condition=Available --timeout=10m "${targets[@]/#/znsdatabase/}" >&2 ||
+  heartbeat "databases Available" "kubectl -n ${ns} get znsdatabases shows them" \
+    kubectl -n "$ns" wait --for=condition=Available --timeout=10m "${targets[@]/#/znsdatabase/}" >&2 ||
     { show_trouble; die "the databases did not become Available within 10 minutes (above: their state and events)"; }
 }
 timed "databases Available" wait_available
@@ -236,11 +256,14 @@ ${target_yaml}  baseline: innodb-baseline
   iterations: 1
 EOF
 wait_benchmark() {
-  local deadline=$((SECONDS + 900 + seconds * 2)) phase="" last=""
+  local deadline=$((SECONDS + 900 + seconds * 2)) phase="" last="" said=$SECONDS t0=$SECONDS
   while ((SECONDS < deadline)); do
     phase=$(kubectl -n "$ns" get benchmark "$bench" -o jsonpath='{.status.phase}{" "}{.status.progress}' 2>/dev/null || true)
     [[ -n "${phase// /}" ]] || phase=""
-    [[ "$phase" != "$last" ]] && note "$(date +%T) ${phase:-(no status yet)}"
+    if [[ "$phase" != "$last" ]] || ((SECONDS - said >= 30)); then
+      note "$(mmss $((SECONDS - t0))) ${phase:-(no status yet)}"
+      said=$SECONDS
+    fi
     last=$phase
     case "$phase" in
       Completed*) return 0 ;;

@@ -79,8 +79,9 @@ trap cleanup EXIT
 
 start=$(now)
 log "debootstrap --variant=minbase $DEBIAN_RELEASE from $mirror (security: $security)"
-if ! $SUDO debootstrap --variant=minbase --components=main "$DEBIAN_RELEASE" "$root" "$mirror" \
-    >"$cache/debootstrap.log" 2>&1; then
+: >"$cache/debootstrap.log"
+if ! heartbeat --log "$cache/debootstrap.log" "debootstrap of the base image" "" \
+  $SUDO debootstrap --variant=minbase --components=main "$DEBIAN_RELEASE" "$root" "$mirror"; then
   tail -n 20 "$cache/debootstrap.log" >&2
   die "debootstrap failed (full log: $cache/debootstrap.log)"
 fi

@@ -65,10 +65,12 @@ build() {
   shift 3
   prepare
   local log=$cache/build-$name.log start
+  : >"$log"
   start=$(now)
   log "building $tag from $file $* (log: $log)"
   # The classic builder's deprecation notice is noise here: keep it out of the log's tail.
-  if "$DOCKER" build --force-rm -f "$file" "${common[@]}" "$@" ${extra[@]+"${extra[@]}"} -t "$tag" "$ctx" >"$log" 2>&1; then
+  if heartbeat --log "$log" "image $name" "" \
+    "$DOCKER" build --force-rm -f "$file" "${common[@]}" "$@" ${extra[@]+"${extra[@]}"} -t "$tag" "$ctx"; then
     timing+=("$(printf '%-16s %-40s %8s  %s' "$name" "$tag" "$(elapsed "$start")" "$(image_size "$tag")")")
     built+=("$name")
     [[ -z "$CHART_APP_VERSION" || "${tag##*:}" == "$CHART_APP_VERSION" ]] || "$DOCKER" tag "$tag" "${tag%:*}:${CHART_APP_VERSION}"

@@ -22,7 +22,9 @@ case "$GO_BUILD" in
     arch=${TARGETARCH:-$(go env GOARCH)}
     ctx=$(mktemp -d "${TMPDIR:-/tmp}/zns-gobin.XXXXXX")
     trap 'rm -rf "$ctx"' EXIT
-    CGO_ENABLED=0 GOOS=linux GOARCH=$arch go build -ldflags='-s -w' -o "$ctx/" \
+    log "building znsdb, znsbench and manager with the host's $(go env GOVERSION)"
+    heartbeat "go build of znsdb, znsbench, manager" "" \
+      env CGO_ENABLED=0 GOOS=linux GOARCH="$arch" go build -ldflags='-s -w' -o "$ctx/" \
       ./operator/cmd/znsdb ./operator/cmd/znsbench ./operator/cmd/manager
     "$DOCKER" build -q -f images/go-binaries.Dockerfile -t "$GO_BINARIES_IMAGE" "$ctx" >/dev/null
     ;;

@@ -37,6 +37,11 @@ now() { date +%s.%N; }
 elapsed() { awk -v s="$1" -v e="$(now)" 'BEGIN { printf "%.1fs", e - s }'; }
 
 log() { echo "images: $*" >&2; }
+# heartbeat (progress lines while a long step runs; they are prefixed "images:")
+LOG_PREFIX=images
+# shellcheck source=hack/lib/progress.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/progress.sh"
+explain_failures
 die() { echo "images: $*" >&2; exit 1; }
 
 # need_docker exits 3 (the "prerequisite missing" status the Go tests turn into a skip) without a daemon.

@@ -30,10 +30,11 @@
 # hack/kind/docker-unprivileged as its docker, which starts the node with every available capability,
 # unmasked /proc and /sys, all devices allowed, and containerd's restrict_oom_score_adj (as rootless kind).
 #
-# The node image (ZNS_KIND_NODE): "offline" builds it here from Debian packages and Go modules
-# (hack/kind/build-node-image.sh, Kubernetes $KIND_NODE_K8S_VERSION, cached); "upstream" pulls kind's own
-# ($KIND_UPSTREAM_NODE_IMAGE, with kindnetd); "auto" (the default) uses upstream when it is already here or
-# `docker pull` gets it (so a registry, mirror or proxy is reachable), and says why it falls back to offline.
+# The node image (ZNS_KIND_NODE), always Kubernetes $K8S_VERSION (versions.mk), the version envtest runs too:
+# "offline" builds it here from Debian packages and Go modules (hack/kind/build-node-image.sh, cached);
+# "upstream" pulls kind's own of that version (kindest/node:v$K8S_VERSION, with kindnetd; ZNS_KIND_NODE_IMAGE
+# names another); "auto" (the default) uses upstream when it is already here or `docker pull` gets it (so a
+# registry, mirror or proxy is reachable), and says why it falls back to offline.
 #
 # kind is built from the Go module proxy (KIND_VERSION in versions.mk) into the cache; kubectl is copied out
 # of the node image. Step timings go to stderr; stdout carries only the result (`up`: kubeconfig path).
@@ -66,13 +67,20 @@ WAIT=${ZNS_KIND_WAIT:-300}
 [[ "$WAIT" =~ ^[0-9]+$ ]] || die "ZNS_KIND_WAIT must be a number of seconds"
 NODE_SOURCE=${ZNS_KIND_NODE:-auto}
 [[ "$NODE_SOURCE" =~ ^(auto|offline|upstream)$ ]] || die "ZNS_KIND_NODE must be auto, offline or upstream, not '${NODE_SOURCE}'"
-UPSTREAM_IMAGE=$(read_pin KIND_UPSTREAM_NODE_IMAGE)
+PINNED_K8S=$(read_pin K8S_VERSION)
+PINNED_K8S=${PINNED_K8S#v}
+OFFLINE_IMAGE=zns-mysql/kind-node:v${PINNED_K8S}
+UPSTREAM_IMAGE=kindest/node:v${PINNED_K8S}
+if [[ -n "${ZNS_KIND_NODE_IMAGE:-}" ]]; then
+  # an image of the user's: upstream when that is the source asked for, else it replaces the offline name
+  if [[ "$NODE_SOURCE" == upstream ]]; then UPSTREAM_IMAGE=$ZNS_KIND_NODE_IMAGE; else OFFLINE_IMAGE=$ZNS_KIND_NODE_IMAGE; fi
+fi
 # set_k8s_version V: the node's Kubernetes version (no leading v), which decides kubectl and cgroup v1 handling.
 set_k8s_version() {
   K8S_VERSION=${1#v}
   K8S_MINOR=$(cut -d. -f2 <<<"$K8S_VERSION")
 }
-set_k8s_version "$(read_pin KIND_NODE_K8S_VERSION)"
+set_k8s_version "$PINNED_K8S"
 # The version of the node image the cluster was created from, kept by `up` for the other subcommands.
 VERSION_FILE="${ROOT:=$(cache_root)}/${CLUSTER}.k8s-version"
 [[ -f "$VERSION_FILE" ]] && set_k8s_version "$(cat "$VERSION_FILE")"
@@ -301,12 +309,15 @@ snapshotter_env() {
 
 # use_node_image IMAGE: take the node's Kubernetes version from the image chosen.
 use_node_image() {
-  if [[ "$1" == "$UPSTREAM_IMAGE" ]]; then
-    local tag=${UPSTREAM_IMAGE#*:}
-    set_k8s_version "${tag%%@*}"
+  local v
+  v=$(docker image inspect -f '{{ index .Config.Labels "io.x-k8s.kind.kubernetes-version" }}' "$1" 2>/dev/null || true)
+  if [[ "$v" =~ ^v?1\.[0-9]+\.[0-9]+$ ]]; then
+    set_k8s_version "$v"
   else
-    set_k8s_version "$(read_pin KIND_NODE_K8S_VERSION)"
+    set_k8s_version "$PINNED_K8S"
   fi
+  [[ "$K8S_VERSION" == "$PINNED_K8S" ]] ||
+    warn "node image ${1} is Kubernetes v${K8S_VERSION}, not the pinned v${PINNED_K8S} that envtest and the chart tests use"
 }
 
 # node_image: the node image to use, by ZNS_KIND_NODE (see the header); prints its name.
@@ -329,9 +340,9 @@ node_image() {
     fi
     log "no image registry is reachable (docker pull ${UPSTREAM_IMAGE}: $(tail -n 1 <<<"$out"))"
     log "so the node image is built here from Debian packages and Go modules (hack/kind/build-node-image.sh;"
-    log "cached per Kubernetes version: ~25 minutes on 2 cores the first time, seconds after)"
+    log "cached per Kubernetes version: ~15 minutes on 2 cores the first time, seconds after)"
   fi
-  step "node image (offline build)" "${KIND_LIB_DIR}/build-node-image.sh"
+  step --own-progress "node image (offline build)" env ZNS_KIND_NODE_IMAGE="$OFFLINE_IMAGE" "${KIND_LIB_DIR}/build-node-image.sh"
 }
 
 create_cluster() {
@@ -483,7 +494,7 @@ case "$cmd" in
     detect_cgroup
     check_devices
     load_drop_caps
-    image=${ZNS_KIND_NODE_IMAGE:-zns-mysql/kind-node:v$(read_pin KIND_NODE_K8S_VERSION)}
+    image=$OFFLINE_IMAGE
     [[ "$NODE_SOURCE" == upstream ]] && image=$UPSTREAM_IMAGE
     use_node_image "$image"
     write_config /dev/fd/3 "$image"

@@ -19,12 +19,23 @@ now() {
 }
 # elapsed T0: seconds since T0, one decimal
 elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
-# step NAME CMD...: run CMD, then log how long it took; a failure stops the script.
+# shellcheck source=hack/lib/progress.sh
+source "${REPO_ROOT}/hack/lib/progress.sh"
+explain_failures
+
+# step [--own-progress] NAME CMD...: run CMD (saying every 30 s that it still runs, unless CMD reports its
+# own progress), then log how long it took; a failure
+# stops the script.
 step() {
+  local ticker=heartbeat
+  if [[ "$1" == --own-progress ]]; then
+    ticker=""
+    shift
+  fi
   local name=$1 t0
   shift
   t0=$(now)
-  "$@" || die "step '${name}' failed (see the output above)"
+  ${ticker:+"$ticker" "$name" ""} "$@" || die "step '${name}' failed: the output above says why; fix that and run again (finished parts are cached)"
   log "$(printf '%-34s %7ss' "$name" "$(elapsed "$t0")")"
 }
 

@@ -9,12 +9,22 @@ now() {
   if [[ -n "${EPOCHREALTIME:-}" ]]; then printf '%s' "${EPOCHREALTIME/,/.}"; else date +%s; fi
 }
 
-# step NAME CMD...: run CMD, then log how long it took.
+# shellcheck source=hack/lib/progress.sh
+source "$(dirname "${BASH_SOURCE[0]}")/progress.sh"
+explain_failures
+
+# step [--own-progress] NAME CMD...: run CMD (saying every 30 s that it still runs, unless CMD reports its
+# own progress), then log how long it took.
 step() {
+  local ticker=heartbeat
+  if [[ "$1" == --own-progress ]]; then
+    ticker=""
+    shift
+  fi
   local name=$1 t0 t1
   shift
   t0=$(now)
-  "$@" || die "step '${name}' failed (see the output above)"
+  ${ticker:+"$ticker" "$name" ""} "$@" || die "step '${name}' failed: the output above says why; fix that and run again (finished parts are cached)"
   t1=$(now)
   log "$(awk -v a="$t0" -v b="$t1" -v n="$name" 'BEGIN { printf "%-26s %7.1fs", n, b - a }')"
 }

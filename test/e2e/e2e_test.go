@@ -60,7 +60,11 @@ func env(name, def string) string {
 
 func TestMain(m *testing.M) {
 	if os.Getenv("ZNS_E2E") != "1" {
-		skipWhy = "needs a cluster: run `make e2e` (or set ZNS_E2E=1 and ZNS_E2E_KUBECONFIG at a cluster with the images loaded)"
+		skipWhy = "needs a kind cluster with the images: `make test` or `make e2e` bring one up (or set ZNS_E2E=1 and ZNS_E2E_KUBECONFIG at a cluster with the images loaded)"
+		if os.Getenv("ZNS_REQUIRE_E2E") == "1" {
+			fmt.Fprintln(os.Stderr, "e2e: ZNS_REQUIRE_E2E=1 but ZNS_E2E is not 1: no cluster was brought up for the suite")
+			os.Exit(1)
+		}
 		os.Exit(m.Run())
 	}
 	if err := v1alpha1.AddToScheme(clientgoscheme.Scheme); err != nil {

@@ -60,6 +60,22 @@ func config(t *testing.T, env ...string) (*clusterConfig, string, error) {
 	return c, stderr.String(), nil
 }
 
+// pinnedK8s is versions.mk's K8S_VERSION, the one Kubernetes version of the project.
+func pinnedK8s(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(script()), "..", "..", "versions.mk"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) >= 3 && f[0] == "K8S_VERSION" && f[1] == ":=" {
+			return f[2]
+		}
+	}
+	t.Fatal("versions.mk has no K8S_VERSION := line")
+	return ""
+}
+
 func cgroupV1() bool {
 	_, err := os.Stat("/sys/fs/cgroup/cgroup.controllers")
 	return err != nil
@@ -99,9 +115,13 @@ func TestOfflineNodeWithDevices(t *testing.T) {
 		!strings.Contains(patches, "device_ownership_from_security_context = true") {
 		t.Errorf("containerd must give a device's ownership to the pod's user (non-root mysqld); patches:\n%s", patches)
 	}
-	// The offline image is Kubernetes 1.34: no cgroup v1 opt-in is needed, and none is written.
-	if len(c.KubeadmConfigPatches) != 0 {
-		t.Errorf("unexpected kubeadm patches for a 1.34 node: %v", c.KubeadmConfigPatches)
+	// The node is the pinned Kubernetes (>= 1.35), whose kubelet refuses cgroup v1 unless told otherwise.
+	opted := strings.Contains(strings.Join(c.KubeadmConfigPatches, "\n"), "failCgroupV1: false")
+	if cgroupV1() != opted {
+		t.Errorf("cgroup v1 host: %v; failCgroupV1: false written: %v", cgroupV1(), opted)
+	}
+	if want := "zns-mysql/kind-node:v" + pinnedK8s(t); n.Image != want {
+		t.Errorf("node image %q, want %q: one Kubernetes version for the node and envtest", n.Image, want)
 	}
 }
 
@@ -111,8 +131,8 @@ func TestUpstreamNode(t *testing.T) {
 		t.Fatalf("cluster.sh config: %v\n%s", err, stderr)
 	}
 	n := c.Nodes[0]
-	if !strings.HasPrefix(n.Image, "kindest/node:v1.") || !strings.Contains(n.Image, "@sha256:") {
-		t.Errorf("node image %q, want kind's own, pinned by digest", n.Image)
+	if want := "kindest/node:v" + pinnedK8s(t); n.Image != want {
+		t.Errorf("node image %q, want kind's own of the pinned version, %q", n.Image, want)
 	}
 	if c.Networking.DisableDefaultCNI {
 		t.Error("kind's own image brings kindnetd: the default CNI must stay on")
@@ -120,7 +140,6 @@ func TestUpstreamNode(t *testing.T) {
 	if len(n.ExtraMounts) != 0 {
 		t.Errorf("no devices asked for, got mounts %+v", n.ExtraMounts)
 	}
-	// kind v0.33's image is Kubernetes 1.37, whose kubelet refuses cgroup v1 unless told otherwise.
 	opted := strings.Contains(strings.Join(c.KubeadmConfigPatches, "\n"), "failCgroupV1: false")
 	if cgroupV1() != opted {
 		t.Errorf("cgroup v1 host: %v; failCgroupV1: false written: %v", cgroupV1(), opted)

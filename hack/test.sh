@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# hack/test.sh: the README's test command (`make test`): sets up everything the test tiers need on a fresh
+# Debian machine with Go and a Docker Engine, then runs every tier CI runs, the end-to-end suite included.
+#
+#   1 Debian packages          hack/install-deps.sh (MariaDB + MyRocks, sysbench, fio, QEMU, debootstrap, ...)
+#   2 Go modules               go mod download
+#   3 generated files, gofmt, go vet
+#   4 Kubernetes and tools     hack/kubernetes.sh (envtest and the kind node share one build), helm, the QEMU
+#                              guest; cached under $ZNS_CACHE_DIR, rebuilt when missing
+#   5 images and node image    the bench, MariaDB and operator images; the offline kind node image
+#   6 tests                    pure Go, real MariaDB on loopback, envtest, chart, QEMU guest, images
+#   7 end to end               a kind cluster of its own (zns-test; a loop device for the refusal test when
+#                              root), the images loaded, test/e2e, then the cluster deleted
+# Tests 6 and 7 end in one summary: "N passed, N failed, N skipped", every skip with what it needs.
+#
+# Environment:
+#   ZNS_E2E_KUBECONFIG       run the e2e suite on this cluster instead of creating one (load the images first:
+#                            `make e2e-cluster` prints the settings; ZNS_E2E_TAG is their tag)
+#   ZNS_E2E=0                no cluster, no e2e suite (it then reports itself skipped, with the reason)
+#   ZNS_TEST_KEEP_CLUSTER=1  keep the cluster this run created (hack/kind/cluster.sh down removes it)
+#   ZNS_REQUIRE_QEMU=1, ZNS_REQUIRE_IMAGES=1, ZNS_REQUIRE_E2E=1   what CI sets: a tier that would skip for
+#                            want of its setup fails instead
+#   GO_TEST_FLAGS (default -count=1), E2E_TIMEOUT (default 40m), ZNS_CACHE_DIR
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+TOOL_NAME=test
+# shellcheck source=hack/lib/tool-common.sh
+source hack/lib/tool-common.sh
+
+T0=$SECONDS
+STAGES=7
+# stage N NAME: a banner a person can find in a long log, with the time since the start.
+stage() { printf '\n==> [%s/%s] %s (%s since the start)\n' "$1" "$STAGES" "$2" "$(mmss $((SECONDS - T0)))" >&2; }
+# fail STAGE WHAT-TO-DO: stop, naming the stage that failed and what the user can do.
+fail() {
+  printf '\ntest: ERROR in stage %s. %s\n' "$1" "$2" >&2
+  exit 1
+}
+
+GO_TEST_FLAGS=${GO_TEST_FLAGS:--count=1}
+E2E_TIMEOUT=${E2E_TIMEOUT:-40m}
+E2E_PACKAGE=github.com/zns-mysql/zns-mysql/test/e2e
+read -r -a go_test_flags <<<"$GO_TEST_FLAGS"
+
+mkdir -p "$cache_root/tools"
+docker_ok=0
+command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1 && docker_ok=1
+
+# What the e2e tier will run on: a given cluster, one of our own, or none (and why).
+e2e_mode=own
+e2e_why=""
+if [[ "${ZNS_E2E:-}" == 0 ]]; then
+  e2e_mode=none e2e_why="ZNS_E2E=0"
+elif [[ -n "${ZNS_E2E_KUBECONFIG:-}" ]]; then
+  e2e_mode=given
+elif ((!docker_ok)); then
+  e2e_mode=none e2e_why="no usable Docker Engine (docker info failed)"
+  [[ "${ZNS_REQUIRE_E2E:-0}" != 1 ]] || fail 0 "ZNS_REQUIRE_E2E=1 but ${e2e_why}: start the Docker Engine"
+fi
+
+# --- 1-3 ---------------------------------------------------------------------------------------------------
+stage 1 "Debian packages (hack/install-deps.sh)"
+hack/install-deps.sh || fail 1 "the packages above are needed by the test tiers: install them (as root: hack/install-deps.sh) and run make test again"
+
+stage 2 "Go modules (go mod download)"
+heartbeat "go mod download" "" go mod download || fail 2 "go could not download the modules: check that the Go module proxy is reachable (go env GOPROXY)"
+
+stage 3 "generated files, gofmt, go vet"
+make -s --no-print-directory check-generate fmt-check vet ||
+  fail 3 "fix what is shown above: 'make generate' rewrites the generated files, 'gofmt -w operator test hack' formats"
+
+# --- 4 -----------------------------------------------------------------------------------------------------
+stage 4 "Kubernetes binaries (envtest and the kind node: one build), helm, the QEMU guest"
+# The QEMU guest (downloads and unpacking, disk bound) builds beside the Go builds (CPU bound).
+qemu_log="$cache_root/last-qemu-guest.log"
+hack/qemu/build-guest.sh >"$qemu_log.out" 2>"$qemu_log" &
+qemu_pid=$!
+kube_set=envtest
+[[ "$e2e_mode" == own ]] && kube_set=node
+assets=$(hack/kubernetes.sh "$kube_set") || fail 4 "building the Kubernetes binaries failed (above); a rerun resumes from the Go build cache"
+helm=$(hack/helm.sh) || fail 4 "building helm failed (above)"
+qemu_rc=0
+heartbeat --log "$qemu_log" "QEMU guest" "hack/qemu/build-guest.sh" wait "$qemu_pid" || qemu_rc=$?
+case "$qemu_rc" in
+  0) log "QEMU guest: $(cat "$qemu_log.out")" ;;
+  3)
+    cat "$qemu_log" >&2
+    # the guest tier skips (or, with ZNS_REQUIRE_QEMU=1, fails) and says what is missing
+    log "the QEMU guest cannot be built here (above); its tests will say what they need"
+    ;;
+  *)
+    cat "$qemu_log" >&2
+    fail 4 "building the QEMU guest failed (above; hack/qemu/build-guest.sh alone shows it again)"
+    ;;
+esac
+
+# --- 5 -----------------------------------------------------------------------------------------------------
+stage 5 "images (bench, MariaDB stand-in, operator)$([[ "$e2e_mode" == own ]] && printf ' and the kind node image')"
+if ((docker_ok)); then
+  node_pid=""
+  if [[ "$e2e_mode" == own ]]; then
+    # the node image's remaining parts and its rootfs build beside the images
+    hack/kind/build-node-image.sh >/dev/null &
+    node_pid=$!
+  fi
+  hack/images/build.sh bench mariadb operator || fail 5 "building the images failed (above; the build logs are in ${cache_root}/images)"
+  if [[ -n "$node_pid" ]]; then
+    heartbeat "kind node image" "hack/kind/build-node-image.sh" wait "$node_pid" ||
+      fail 5 "building the kind node image failed (above); ZNS_E2E=0 make test runs everything but the e2e tier"
+  fi
+else
+  log "no usable Docker Engine: the images are not built; their tests and the e2e suite will skip and say so"
+fi
+
+# --- 6-7 ---------------------------------------------------------------------------------------------------
+go build -o "$cache_root/tools/testsummary" ./hack/testsummary || fail 6 "building hack/testsummary failed (above)"
+mapfile -t packages < <(go list ./... | grep -vxF "$E2E_PACKAGE")
+
+# What the e2e stage sets up runs in the pipeline's subshell below; it leaves notes here for the cleanup.
+state=$(mktemp -d "${TMPDIR:-/tmp}/zns-test.XXXXXX")
+cleanup() {
+  local cluster loopdev loopfile
+  cluster=$(cat "$state/cluster" 2>/dev/null || true)
+  if [[ -n "$cluster" && "${ZNS_TEST_KEEP_CLUSTER:-0}" != 1 ]]; then
+    log "deleting the test cluster ${cluster}"
+    ZNS_KIND_CLUSTER=$cluster hack/kind/cluster.sh down >/dev/null ||
+      log "could not delete it: ZNS_KIND_CLUSTER=${cluster} hack/kind/cluster.sh down"
+  elif [[ -n "$cluster" ]]; then
+    log "kept the test cluster ${cluster} (ZNS_TEST_KEEP_CLUSTER=1): ZNS_KIND_CLUSTER=${cluster} hack/kind/cluster.sh down removes it"
+  fi
+  loopdev=$(cat "$state/loopdev" 2>/dev/null || true)
+  loopfile=$(cat "$state/loopfile" 2>/dev/null || true)
+  if [[ -n "$loopdev" && "${ZNS_TEST_KEEP_CLUSTER:-0}" != 1 ]]; then losetup -d "$loopdev" 2>/dev/null || true; fi
+  if [[ -n "$loopfile" && "${ZNS_TEST_KEEP_CLUSTER:-0}" != 1 ]]; then rm -f "$loopfile"; fi
+  rm -rf "$state"
+}
+trap cleanup EXIT
+
+# e2e_cluster: bring up this run's own cluster with the images; exports the ZNS_E2E_* settings.
+e2e_cluster() {
+  export ZNS_KIND_CLUSTER=${ZNS_KIND_CLUSTER:-zns-test} ZNS_KIND_NODE=${ZNS_KIND_NODE:-offline}
+  # A conventional block device for the refusal test (this kernel has no zoned ones): a loop device over a
+  # file whose first MiB is random, so that any write to it shows. It must exist before the cluster: a kind
+  # node keeps a static copy of /dev. Root only; the test says what it needs and skips otherwise.
+  local loopfile loopdev
+  if [[ $(id -u) -eq 0 ]] && command -v losetup >/dev/null; then
+    loopfile=$(mktemp /var/tmp/zns-test-loop.XXXXXX)
+    printf '%s\n' "$loopfile" >"$state/loopfile"
+    truncate -s 128M "$loopfile"
+    head -c 1048576 /dev/urandom | dd of="$loopfile" conv=notrunc status=none
+    if loopdev=$(losetup -f --show "$loopfile" 2>&1) && [[ -b "$loopdev" ]]; then
+      printf '%s\n' "$loopdev" >"$state/loopdev"
+      export ZNS_KIND_DEVICES=$loopdev ZNS_E2E_CONVENTIONAL_DEVICE="${ZNS_KIND_CLUSTER}-control-plane:${loopdev#/dev/}"
+      log "conventional test device: ${loopdev} over ${loopfile}"
+    else
+      log "no loop device (${loopdev}): the e2e refusal test will skip and say so"
+    fi
+  fi
+  printf '%s\n' "$ZNS_KIND_CLUSTER" >"$state/cluster"
+  ZNS_E2E_KUBECONFIG=$(hack/kind/cluster.sh up) || return 1
+  ZNS_E2E_TAG=$(hack/kind/load-images.sh bench mariadb operator) || return 1
+  export ZNS_E2E=1 ZNS_E2E_KUBECONFIG ZNS_E2E_TAG
+}
+
+status=0
+{
+  stage 6 "tests: pure Go, real MariaDB on loopback, envtest, chart, QEMU guest, images"
+  KUBEBUILDER_ASSETS=$assets ZNS_HELM=$helm go test -json "${go_test_flags[@]}" "${packages[@]}" || status=$?
+  stage 7 "end to end on kind"
+  case "$e2e_mode" in
+    own)
+      if ! e2e_cluster; then
+        fail 7 "the test cluster did not come up (above); hack/kind/cluster.sh status shows it, ZNS_E2E=0 make test skips this tier"
+      fi
+      ;;
+    given) export ZNS_E2E=1 ;;
+    none)
+      log "no e2e cluster: ${e2e_why}; the suite reports itself skipped"
+      unset ZNS_E2E
+      ;;
+  esac
+  ZNS_HELM=$helm go test -json "${go_test_flags[@]}" -timeout "$E2E_TIMEOUT" ./test/e2e/ || status=$?
+  exit "$status"
+} 2>&1 | tee "$cache_root/last-test.json" | "$cache_root/tools/testsummary" || status=$?
+log "total $(mmss $((SECONDS - T0)))"
+exit "$status"

@@ -1,0 +1,248 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+)
+
+type event struct {
+	Time    time.Time
+	Action  string
+	Package string
+	Test    string
+	Output  string
+	Elapsed float64
+}
+
+type key struct{ pkg, test string }
+
+type summary struct {
+	w     io.Writer
+	now   func() time.Time
+	quiet time.Duration // a progress line after this long without output
+
+	start       time.Time
+	lastPrinted time.Time
+	output      map[key]*strings.Builder
+	running     map[key]time.Time // top-level tests and packages started and not finished, with their start
+
+	failedTests, skips, failedPkgs []string
+	passed, failed, skipped        int
+}
+
+func newSummary(w io.Writer, now func() time.Time) *summary {
+	t := now()
+	return &summary{w: w, now: now, quiet: 29 * time.Second, start: t, lastPrinted: t,
+		output: map[key]*strings.Builder{}, running: map[key]time.Time{}}
+}
+
+func (s *summary) printf(format string, args ...any) {
+	fmt.Fprintf(s.w, format, args...)
+	s.lastPrinted = s.now()
+}
+
+// run reads the stream to its end, printing as it goes, and reports whether everything passed. On every
+// tick with nothing printed for the tick's period it names what is still running.
+func (s *summary) run(r io.Reader, tick <-chan time.Time) bool {
+	lines := make(chan []byte)
+	go func() {
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		for sc.Scan() {
+			lines <- append([]byte(nil), sc.Bytes()...)
+		}
+		close(lines)
+	}()
+	for {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				return s.finish()
+			}
+			s.line(line)
+		case <-tick:
+			if s.now().Sub(s.lastPrinted) >= s.quiet {
+				s.progress()
+			}
+		}
+	}
+}
+
+func (s *summary) line(line []byte) {
+	var e event
+	if json.Unmarshal(line, &e) != nil || e.Action == "" {
+		s.printf("%s\n", line) // build errors, stage banners and other plain output
+		return
+	}
+	k := key{e.Package, e.Test}
+	at := e.Time
+	if at.IsZero() {
+		at = s.now()
+	}
+	switch e.Action {
+	case "start":
+		s.running[key{e.Package, ""}] = at
+	case "run":
+		if !strings.Contains(e.Test, "/") {
+			s.running[k] = at
+		}
+	case "output":
+		b := s.output[k]
+		if b == nil {
+			b = &strings.Builder{}
+			s.output[k] = b
+		}
+		b.WriteString(e.Output)
+	case "pass", "fail", "skip":
+		delete(s.running, k)
+		s.result(e, k)
+	}
+}
+
+func (s *summary) result(e event, k key) {
+	if e.Test == "" {
+		label := strings.ToUpper(e.Action)
+		if e.Action == "skip" {
+			label = "----" // go test reports a package without test files as skipped
+		}
+		s.printf("%-4s %s (%.1fs)\n", label, e.Package, e.Elapsed)
+		if e.Action == "fail" {
+			s.failedPkgs = append(s.failedPkgs, e.Package)
+			if b := s.output[k]; b != nil {
+				s.printf("%s", indent(b.String()))
+			}
+		}
+		return
+	}
+	if strings.Contains(e.Test, "/") && e.Action != "fail" {
+		// Subtests count through their parents, except that a skipped subtest's reason is shown.
+		if e.Action == "skip" {
+			s.skips = append(s.skips, fmt.Sprintf("%s %s: %s", short(e.Package), e.Test, reason(s.output[k])))
+		}
+		return
+	}
+	switch e.Action {
+	case "pass":
+		s.passed++
+	case "fail":
+		if !strings.Contains(e.Test, "/") {
+			s.failed++
+		}
+		s.failedTests = append(s.failedTests, fmt.Sprintf("--- FAIL %s %s\n%s", short(e.Package), e.Test, indent(text(s.output[k]))))
+	case "skip":
+		s.skipped++
+		s.skips = append(s.skips, fmt.Sprintf("%s %s: %s", short(e.Package), e.Test, reason(s.output[k])))
+	}
+}
+
+// progress names the tests still running, the longest-running first (packages whose tests have not
+// started yet are compiling or setting up).
+func (s *summary) progress() {
+	now := s.now()
+	type item struct {
+		name  string
+		since time.Duration
+	}
+	var items []item
+	for k, t := range s.running {
+		if k.test == "" {
+			busy := false
+			for o := range s.running {
+				busy = busy || (o.pkg == k.pkg && o.test != "")
+			}
+			if busy {
+				continue
+			}
+			items = append(items, item{short(k.pkg) + " (setting up)", now.Sub(t)})
+			continue
+		}
+		items = append(items, item{short(k.pkg) + " " + k.test, now.Sub(t)})
+	}
+	if len(items) == 0 {
+		s.printf("     ... %s since the start, waiting for go test\n", mmss(now.Sub(s.start)))
+		return
+	}
+	sort.Slice(items, func(i, j int) bool {
+		if items[i].since != items[j].since {
+			return items[i].since > items[j].since
+		}
+		return items[i].name < items[j].name
+	})
+	var parts []string
+	for i, it := range items {
+		if i == 4 {
+			parts = append(parts, fmt.Sprintf("and %d more", len(items)-4))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s %s", it.name, mmss(it.since)))
+	}
+	s.printf("     ... %s since the start; running: %s\n", mmss(now.Sub(s.start)), strings.Join(parts, ", "))
+}
+
+func (s *summary) finish() bool {
+	if len(s.failedTests) > 0 {
+		s.printf("\nFailures:\n")
+		for _, f := range s.failedTests {
+			s.printf("%s", f)
+		}
+	}
+	if len(s.skips) > 0 {
+		sort.Strings(s.skips)
+		s.printf("\nSkipped (each names what it needs):\n")
+		for _, sk := range s.skips {
+			s.printf("  %s\n", sk)
+		}
+	}
+	s.printf("\n%d passed, %d failed, %d skipped\n", s.passed, s.failed, s.skipped)
+	if s.failed > 0 || len(s.failedPkgs) > 0 || s.passed == 0 {
+		if len(s.failedPkgs) > 0 {
+			s.printf("failed packages: %s\n", strings.Join(s.failedPkgs, " "))
+		}
+		return false
+	}
+	return true
+}
+
+func mmss(d time.Duration) string {
+	sec := int(d.Round(time.Second).Seconds())
+	return fmt.Sprintf("%dm%02ds", sec/60, sec%60)
+}
+
+func text(b *strings.Builder) string {
+	if b == nil {
+		return ""
+	}
+	return b.String()
+}
+
+// reason is the skip message: the output lines other than the === / --- framing.
+func reason(b *strings.Builder) string {
+	var out []string
+	for _, l := range strings.Split(text(b), "\n") {
+		t := strings.TrimSpace(l)
+		if t == "" || strings.HasPrefix(t, "=== ") || strings.HasPrefix(t, "--- ") {
+			continue
+		}
+		out = append(out, t)
+	}
+	return strings.Join(out, " ")
+}
+
+func short(pkg string) string {
+	return strings.TrimPrefix(pkg, "github.com/zns-mysql/zns-mysql/")
+}
+
+func indent(s string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+		if l != "" {
+			b.WriteString("    " + l + "\n")
+		}
+	}
+	return b.String()
+}

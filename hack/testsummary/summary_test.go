@@ -1,0 +1,127 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestSummaryOfARealRun(t *testing.T) {
+	in, err := os.Open("testdata/go-test.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	var out bytes.Buffer
+	ok := newSummary(&out, time.Now).run(in, nil)
+	got := out.String()
+	if ok {
+		t.Errorf("a run with a failed test reported success:\n%s", got)
+	}
+	for _, want := range []string{
+		"FAIL example.com/fx (",
+		"PASS example.com/fx2 (",
+		"--- FAIL example.com/fx TestFails",
+		"expected 3 zones, got 2",
+		"example.com/fx TestSkips: fx_test.go:9: needs a zoned kernel (CONFIG_BLK_DEV_ZONED)",
+		"example.com/fx TestSubtests/skipped: fx_test.go:13: needs Docker",
+		"3 passed, 1 failed, 1 skipped",
+		"failed packages: example.com/fx",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("summary lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+func TestSkippedOnlyIsNotAPass(t *testing.T) {
+	in := `{"Action":"start","Package":"p"}
+{"Action":"run","Package":"p","Test":"TestX"}
+{"Action":"output","Package":"p","Test":"TestX","Output":"    x_test.go:9: needs a cluster\n"}
+{"Action":"skip","Package":"p","Test":"TestX"}
+{"Action":"pass","Package":"p"}
+`
+	var out bytes.Buffer
+	if newSummary(&out, time.Now).run(strings.NewReader(in), nil) {
+		t.Errorf("a run where everything skipped passed:\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), "0 passed, 0 failed, 1 skipped") {
+		t.Errorf("summary:\n%s", out.String())
+	}
+}
+
+// A long test prints nothing for minutes; the summary must say what runs instead of staying silent.
+func TestProgressWhileQuiet(t *testing.T) {
+	var mu sync.Mutex
+	clock := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
+	advance := func(d time.Duration) time.Time { mu.Lock(); defer mu.Unlock(); clock = clock.Add(d); return clock }
+	r, w := io.Pipe()
+	tick := make(chan time.Time)
+	var out syncBuffer
+	s := newSummary(&out, now)
+	done := make(chan bool)
+	go func() { done <- s.run(r, tick) }()
+
+	send := func(line string) {
+		if _, err := io.WriteString(w, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(`{"Time":"2026-11-23T12:00:00Z","Action":"start","Package":"github.com/zns-mysql/zns-mysql/test/e2e"}`)
+	send(`{"Time":"2026-11-23T12:00:01Z","Action":"run","Package":"github.com/zns-mysql/zns-mysql/test/e2e","Test":"TestBenchmark"}`)
+	send(`{"Time":"2026-11-23T12:00:05Z","Action":"run","Package":"github.com/zns-mysql/zns-mysql/test/e2e","Test":"TestBenchmark/second"}`)
+	send(`{"Time":"2026-11-23T12:00:00Z","Action":"start","Package":"github.com/zns-mysql/zns-mysql/operator/internal/controller"}`)
+	send("stage banner") // printed once every line before it is handled
+	waitFor(t, &out, "stage banner")
+	tick <- advance(10 * time.Second) // not quiet for long enough: nothing
+	tick <- advance(95 * time.Second)
+	waitFor(t, &out, "running: operator/internal/controller (setting up) 1m45s, test/e2e TestBenchmark 1m44s")
+	if strings.Contains(out.String(), "TestBenchmark/second") {
+		t.Errorf("subtests are part of their parent's line:\n%s", out.String())
+	}
+	before := strings.Count(out.String(), "running:")
+	tick <- advance(0) // nothing new, but not quiet for long enough since the last line
+	send(`{"Action":"pass","Package":"github.com/zns-mysql/zns-mysql/test/e2e","Test":"TestBenchmark"}`)
+	send(`{"Action":"pass","Package":"github.com/zns-mysql/zns-mysql/test/e2e"}`)
+	w.Close()
+	if ok := <-done; !ok {
+		t.Errorf("one passing test and nothing failed, yet the summary failed:\n%s", out.String())
+	}
+	if n := strings.Count(out.String(), "running:"); n != before {
+		t.Errorf("a progress line right after another one:\n%s", out.String())
+	}
+}
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func waitFor(t *testing.T, b *syncBuffer, want string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if strings.Contains(b.String(), want) {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("output never contained %q:\n%s", want, b.String())
+}
