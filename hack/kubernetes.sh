@@ -160,8 +160,6 @@ write_kubernetes_module() {
     for m in "${staging[@]}"; do printf '\t%s => %s %s\n' "$m" "$m" "$STAGING_VERSION"; done
     echo ")"
   } >"$WORK/kubernetes/go.mod"
-  # every module the build needs, fetched now: one line instead of a hundred "go: downloading"
-  (cd "$WORK/kubernetes" && go mod download) || return 1
 }
 build_kubernetes() {
   local ldflags="-s -w" build_date kv pkgs=() b
@@ -180,7 +178,7 @@ check_new() {
 }
 if ((${#want_kube[@]})); then
   step "resolve k8s.io/kubernetes" resolve_kubernetes
-  step "download its modules" write_kubernetes_module
+  step "write the build module" write_kubernetes_module
   step --own-progress "build ${want_kube[*]}" build_kubernetes
   step "check versions" check_new "${want_kube[@]}"
 fi
