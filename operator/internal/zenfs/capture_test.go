@@ -1,12 +1,8 @@
 package zenfs
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/hex"
-	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -14,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/zns-mysql/zns-mysql/operator/internal/zbd"
+	"github.com/zns-mysql/zns-mysql/operator/internal/zenfs/zenfscapture"
 )
 
 // realDir holds what the real zenfs utility printed in the project's QEMU
@@ -49,14 +46,7 @@ func (r run) flag(name string) (string, bool) {
 	return "", false
 }
 
-func readCapture(t *testing.T, rel string) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(realDir, rel))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
+func readCapture(t *testing.T, rel string) string { return zenfscapture.Read(t, rel) }
 
 // zenfsRuns loads every captured zenfs command, sorted by path. The .cmd
 // files are shell-quoted argv; none of the zenfs ones needs unquoting.
@@ -95,65 +85,10 @@ func zenfsRuns(t *testing.T) []run {
 	return runs
 }
 
-// readHexdump decodes `hexdump -C` output: "offset  hex bytes  |ascii|"
-// lines, "*" for lines repeating the previous one up to the next offset, and
-// a last line holding the total length.
-func readHexdump(t *testing.T, rel string) []byte {
-	t.Helper()
-	var out, prev []byte
-	repeat := false
-	sc := bufio.NewScanner(strings.NewReader(readCapture(t, rel)))
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "*" {
-			repeat = true
-			continue
-		}
-		offStr, rest, _ := strings.Cut(line, " ")
-		off, err := strconv.ParseInt(offStr, 16, 64)
-		if err != nil {
-			t.Fatalf("%s: line %q: %v", rel, line, err)
-		}
-		for repeat && int64(len(out)) < off {
-			out = append(out, prev...)
-		}
-		repeat = false
-		if int64(len(out)) != off {
-			t.Fatalf("%s: offset %#x after %d bytes", rel, off, len(out))
-		}
-		if rest == "" {
-			break // the total length
-		}
-		hexPart, _, _ := strings.Cut(rest, "|")
-		b, err := hex.DecodeString(strings.Join(strings.Fields(hexPart), ""))
-		if err != nil {
-			t.Fatalf("%s: line %q: %v", rel, line, err)
-		}
-		out, prev = append(out, b...), b
-	}
-	return out
-}
+func readHexdump(t *testing.T, rel string) []byte { return zenfscapture.Hexdump(t, rel) }
 
-// parseBlkzoneReport reads `blkzone report` lines ("start: 0x..., len 0x...,
-// cap 0x..., wptr 0x... ..., zcond: N(..) [type: N(..)]"); sizes are 512-byte
-// sectors and wptr is relative to the zone start.
 func parseBlkzoneReport(t *testing.T, rel string) []zbd.Zone {
-	t.Helper()
-	var zones []zbd.Zone
-	for _, line := range strings.Split(strings.TrimSpace(readCapture(t, rel)), "\n") {
-		var start, length, capacity, wp, reset, nonSeq, cond, typ uint64
-		var condName, typeName string
-		_, err := fmt.Sscanf(strings.TrimSpace(line),
-			"start: 0x%x, len 0x%x, cap 0x%x, wptr 0x%x reset:%d non-seq:%d, zcond:%d(%2s) [type: %d(%s",
-			&start, &length, &capacity, &wp, &reset, &nonSeq, &cond, &condName, &typ, &typeName)
-		if err != nil {
-			t.Fatalf("%s: %q: %v", rel, line, err)
-		}
-		zones = append(zones, zbd.Zone{Start: int64(start) * 512, Len: int64(length) * 512,
-			Capacity: int64(capacity) * 512, WritePointer: int64(start+wp) * 512,
-			Type: zbd.ZoneType(typ), Cond: zbd.ZoneCond(cond)})
-	}
-	return zones
+	return zenfscapture.BlkzoneReport(t, rel)
 }
 
 // sparseDevice is a device image built from the captured first 4 KiB of
