@@ -59,8 +59,10 @@ func (f formatFlags) superblock(zones []zbd.Zone, d deps) (*zenfs.Superblock, er
 func (f formatFlags) lsUUID(ctx context.Context, d deps) (string, bool) {
 	out, stderr, err := d.runner.Run(ctx, f.zenfsBin, zenfs.LsUUIDArgs()...)
 	if err != nil {
+		// ls-uuid reads every zoned device of the node: the one it failed
+		// on need not be this one.
 		fmt.Fprintf(d.stderr, "znsdb: zenfs ls-uuid failed, the superblock read here decides: %s\n",
-			zenfs.Classify(f.device, stderr, err).Message)
+			zenfs.Classify("", stderr, err).Message)
 		return "", false
 	}
 	fss, err := zenfs.ParseLsUUID(out)

@@ -99,8 +99,12 @@ var classifiers = []classifier{
 
 // Classify explains a failed zenfs run from its stderr and the error of the
 // process (an *exec.ExitError, or anything whose text says how it ended).
-// dev is the device's kernel name, for the advice.
+// dev is the device's kernel name, for the advice; "" for commands that read
+// every device of the node (ls-uuid).
 func Classify(dev, stderr string, runErr error) *Failure {
+	if dev == "" {
+		dev = "one of this node's zoned devices"
+	}
 	first := firstLine(stderr)
 	if runErr != nil && isStartFailure(runErr) {
 		return &Failure{ReasonNoBinary, fmt.Sprintf("the zenfs utility could not be run (%v): the image must "+

@@ -487,3 +487,11 @@ func TestRealGarbageThatAbortsZenFS(t *testing.T) {
 		}
 	}
 }
+
+// ls-uuid reads every device: its abort is not blamed on one.
+func TestClassifyHostWide(t *testing.T) {
+	f := Classify("", readCapture(t, "followup/B-garbage/02-ls-uuid.stderr"), exitErr(134))
+	if f.Reason != ReasonAborted || !strings.Contains(f.Message, "one of this node's zoned devices") {
+		t.Errorf("got %+v", f)
+	}
+}
