@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/zns-mysql/zns-mysql/operator/internal/dbinit"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zbd"
@@ -96,6 +97,10 @@ func (f formatFlags) resetZones(zones []zbd.Zone, d deps) (int, *zbd.Problem, er
 	if errors.Is(err, zbd.ErrBusy) {
 		p := zbd.BusyProblem(f.devPath(), err)
 		return 0, &p, nil
+	}
+	if errors.Is(err, os.ErrPermission) {
+		return n, nil, fmt.Errorf("resetting the zones of %s before formatting: %w (zone management without "+
+			"CAP_SYS_ADMIN needs kernel 5.14 or later, and the device opened for writing)", f.devPath(), err)
 	}
 	if err != nil {
 		return n, nil, fmt.Errorf("resetting the zones of %s before formatting: %w", f.devPath(), err)

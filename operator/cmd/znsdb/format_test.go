@@ -486,3 +486,19 @@ func TestFormatRecoversInterruptedSwap(t *testing.T) {
 		t.Errorf("stderr %q", res.stderr)
 	}
 }
+
+// A kernel that refuses zone management to an unprivileged process: the
+// reformat stops before mkfs and says what is needed.
+func TestResetPermissionDenied(t *testing.T) {
+	aux, want := auxWithOldFS(t)
+	devs := nullb0().write(0, realSuperblock(t))
+	devs.resetErr = &os.PathError{Op: "ioctl", Path: "/dev/nullb0", Err: os.ErrPermission}
+	r := zenfsFake(t, true, usedDf(t))
+	res := runZnsdb(t, r, devs, map[string]string{tokenEnv: "t2"}, formatArgs(aux)...)
+	if res.code != exitRefused || !strings.Contains(res.report.Error, "kernel 5.14") || strings.Contains(r.argv(), "mkfs") {
+		t.Errorf("exit %d, error %q, commands:\n%s", res.code, res.report.Error, r.argv())
+	}
+	if !cmp.Equal(dirFiles(t, aux), want) {
+		t.Errorf("aux dir changed: %v", dirFiles(t, aux))
+	}
+}
