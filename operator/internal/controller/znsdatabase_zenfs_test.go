@@ -207,13 +207,16 @@ func TestZenFSSpaceRefreshedWhileRunning(t *testing.T) {
 	}
 }
 
-// Each way the format step can fail shows as its own condition reason and Event, with zenfs's reason kept.
+// Each way the format step can fail shows as its own condition reason and Event, with zenfs's own words:
+// one real captured failure of each kind zenfs.Classify knows.
 func TestFormatFailureReasons(t *testing.T) {
 	requireEnv(t)
+	// What znsdb reports when the real zenfs failed as captured: the same classification, the same words.
 	classified := func(stem, dev string) dbinit.Report {
+		sub := strings.Fields(zenfscapture.Read(t, stem+".cmd"))[1]
 		f := zenfs.Classify(dev, zenfscapture.Read(t, stem+".stderr"), fmt.Errorf("exit status %s", strings.TrimSpace(zenfscapture.Read(t, stem+".rc"))))
-		return dbinit.Report{ZenFS: &dbinit.ZenFSState{Present: true, Action: dbinit.ActionFormat}, Error: "zenfs mkfs failed: " + f.Message,
-			ErrorReason: string(f.Reason)}
+		return dbinit.Report{ZenFS: &dbinit.ZenFSState{Present: true, Action: dbinit.ActionFormat},
+			Error: "zenfs " + sub + " failed: " + f.Message, ErrorReason: string(f.Reason)}
 	}
 	for _, tc := range []struct {
 		name, reason, event, mention string
@@ -225,6 +228,12 @@ func TestFormatFailureReasons(t *testing.T) {
 		{"busy-at-mkfs", "DeviceBusy", "FormatFailed", "Device or resource busy", classified("capture/errors/busy-mkfs-force", "nullb0")},
 		{"aux", "AuxPathProblem", "FormatFailed", "is not empty", classified("capture/errors/aux-not-empty-mkfs", "nullb0")},
 		{"scheduler", "WrongScheduler", "FormatFailed", "echo mq-deadline", classified("capture/errors/scheduler-none-mkfs", "nullb0")},
+		{"no-device", "NoSuchDevice", "FormatFailed", "No such file or directory", classified("capture/errors/no-device-mkfs", "nullb0")},
+		{"not-zoned", "NotZoned", "FormatFailed", "not host-managed zoned", classified("capture/errors/not-zoned-mkfs", "nullb0")},
+		{"few-zones", "TooFewZones", "FormatFailed", "32 required", classified("capture/errors/too-few-zones-mkfs", "nullb0")},
+		{"existing", "ExistingFileSystem", "FormatFailed", "reformatToken", classified("capture/nullb0/05-mkfs-again-noforce-same-aux", "nullb0")},
+		{"unformatted", "Unformatted", "FormatFailed", "No valid superblock", classified("capture/nullb0/02-df-unformatted", "nullb0")},
+		{"usage", "ZenFSUsage", "FormatFailed", "unknown command line flag", classified("capture/errors/df-unknown-flag", "nullb0")},
 		{"forged-reason", "FormatFailed", "FormatFailed", "x", dbinit.Report{Error: "x", ErrorReason: "not a valid reason!"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
