@@ -73,11 +73,13 @@ const (
 // never returns (the OPTIONS file waits). 5 (limit 2): MANIFEST + WAL, the
 // first flush never finishes. 6 (limit 3): ran 40,000 puts, then with
 // 300,000 puts stalled when a second memtable filled while the first flush
-// and a compaction were running: the zone report at the stall shows exactly
-// three open IO zones (MANIFEST + two WALs = the limit), every thread in a
-// futex wait. 14 completed 600,000 puts. So W reached 2 and the floor that
-// every run supports is 5+2 = 7: below it RocksDB's own default settings
-// deadlock. MinOpenZones refuses below that.
+// and a compaction were running; the zone report at the stall shows three
+// open IO zones, the limit, consistent with the MANIFEST and two WALs, and
+// every thread sat in a futex wait. 14 completed 600,000 puts. So W reached 2
+// and the floor that every run supports is 5+2 = 7: below it RocksDB's own
+// default settings deadlock. MinOpenZones refuses below that. (7 itself was
+// not run: it is the floor the arithmetic and the stalls justify, not a
+// measured success.)
 //
 // Above the floor the count depends on the settings: the my.cnf this project
 // generates lets MyRocks keep up to 8 memtables (max_write_buffer_number=8),
