@@ -508,6 +508,11 @@ func TestHelmInstall(t *testing.T) {
 		{Namespace: "tenants", Verb: "update", Group: "zns-mysql.dev", Resource: "benchmarks", Subresource: "finalizers"},
 		{Namespace: "tenants", Verb: "watch", Group: "zns-mysql.dev", Resource: "benchmarks"},
 		{Namespace: ns, Verb: "update", Group: "coordination.k8s.io", Resource: "leases"},
+		// A zoned database's pod gets an identity that may annotate itself; granting that needs it too.
+		{Namespace: "tenants", Verb: "create", Resource: "serviceaccounts"},
+		{Namespace: "tenants", Verb: "create", Group: "rbac.authorization.k8s.io", Resource: "roles"},
+		{Namespace: "tenants", Verb: "create", Group: "rbac.authorization.k8s.io", Resource: "rolebindings"},
+		{Namespace: "tenants", Verb: "patch", Resource: "pods"},
 	}
 	denied := []authorizationv1.ResourceAttributes{
 		{Namespace: "tenants", Verb: "list", Resource: "secrets"},
@@ -517,6 +522,8 @@ func TestHelmInstall(t *testing.T) {
 		{Namespace: "tenants", Verb: "delete", Group: "zns-mysql.dev", Resource: "benchmarks"},
 		{Namespace: "default", Verb: "update", Group: "coordination.k8s.io", Resource: "leases"},
 		{Verb: "create", Group: "rbac.authorization.k8s.io", Resource: "clusterrolebindings"},
+		{Verb: "create", Group: "rbac.authorization.k8s.io", Resource: "clusterroles"},
+		{Namespace: "tenants", Verb: "delete", Group: "rbac.authorization.k8s.io", Resource: "roles"},
 		{Verb: "delete", Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"},
 	}
 	user := fmt.Sprintf("system:serviceaccount:%s:%s", ns, sa)

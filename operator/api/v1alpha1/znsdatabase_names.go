@@ -16,6 +16,9 @@ const (
 	// AnnotationOwner names the ZNSDatabase ("<namespace>/<name>") on cluster-scoped objects, which cannot
 	// carry an owner reference to a namespaced owner.
 	AnnotationOwner = "zns-mysql.dev/owner"
+	// AnnotationZenFSSpace is set on a zoned database's pod by its readiness helper: the ZenFS space it
+	// measured (JSON of dbinit.Space), which the operator copies into status.zenfs.
+	AnnotationZenFSSpace = "zns-mysql.dev/zenfs-space"
 
 	ManagedByValue = "zns-mysql-operator"
 	AppNameValue   = "mysql"
@@ -64,6 +67,10 @@ func (db *ZNSDatabase) StatefulSetName() string { return db.Name + "-mysql" }
 
 // ServiceName is the Service in front of mysqld.
 func (db *ZNSDatabase) ServiceName() string { return db.StatefulSetName() }
+
+// ServiceAccountName is the zoned database pod's service account, and the name of the Role and RoleBinding
+// that let it annotate its own pod.
+func (db *ZNSDatabase) ServiceAccountName() string { return db.StatefulSetName() }
 
 // PodName is the only pod of the StatefulSet.
 func (db *ZNSDatabase) PodName() string { return db.StatefulSetName() + "-0" }

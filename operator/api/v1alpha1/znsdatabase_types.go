@@ -262,12 +262,14 @@ type ZNSDatabaseStatus struct {
 	// +optional
 	Device *DeviceStatus `json:"device,omitempty"`
 
-	// ZenFS is the state of the ZenFS file system on the device as the last format step saw it.
+	// ZenFS is the state of the ZenFS file system on the device as the last format step saw it, with its space
+	// refreshed while mysqld runs.
 	// +optional
 	ZenFS *ZenFSStatus `json:"zenfs,omitempty"`
 
 	// Conditions: Available (mysqld is ready), DeviceReady (the device passed the preflight; zoned only),
-	// ConfigReady (the configuration was generated), Progressing.
+	// DeviceWarning (an accepted device has a risk, e.g. few open zones; zoned only), ConfigReady (the
+	// configuration was generated), Progressing.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
@@ -308,6 +310,10 @@ type DeviceStatus struct {
 	// Problems are the reasons the device was refused, empty when it is fit for ZenFS.
 	// +optional
 	Problems []string `json:"problems,omitempty"`
+	// Warnings are risks of an accepted device: open or active zone limits below the smallest seen to work
+	// with ZenFS and RocksDB (14). The DeviceWarning condition carries them too.
+	// +optional
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // ZenFSStatus describes the ZenFS file system on a device.
@@ -320,6 +326,19 @@ type ZenFSStatus struct {
 	// Message explains LastAction.
 	// +optional
 	Message string `json:"message,omitempty"`
+	// UUID of the file system, from zenfs ls-uuid or, when that fails, from the superblock.
+	// +optional
+	UUID string `json:"uuid,omitempty"`
+	// ZonesReset is how many written zones a confirmed re-format reset before creating the file system.
+	// +optional
+	ZonesReset int32 `json:"zonesReset,omitempty"`
+	// SpaceUpdatedAt is when Free, Used and Reclaimable were measured: by the format step when the pod
+	// started, then by the readiness probe, about once a minute while mysqld runs.
+	// +optional
+	SpaceUpdatedAt *metav1.Time `json:"spaceUpdatedAt,omitempty"`
+	// SpaceError says why the last measurement failed (the figures are then the previous ones).
+	// +optional
+	SpaceError string `json:"spaceError,omitempty"`
 	// Free space in the file system.
 	// +optional
 	Free *resource.Quantity `json:"free,omitempty"`

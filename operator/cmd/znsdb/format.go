@@ -42,7 +42,10 @@ func formatCmd(ctx context.Context, args []string, d deps) int {
 }
 
 // format runs preflight, finds out what the device holds, applies the
-// format policy and reports the resulting ZenFS space.
+// format policy and reports the resulting ZenFS space. Nothing on the device
+// or in the aux directory changes before the device is known to be free
+// (opened exclusively) and the policy allows it; a failed mkfs leaves the aux
+// directory as it was.
 func format(ctx context.Context, f formatFlags, d deps) dbinit.Report {
 	policy, token, err := f.settings(d.getenv)
 	if err != nil {
@@ -52,9 +55,19 @@ func format(ctx context.Context, f formatFlags, d deps) dbinit.Report {
 	if zones == nil {
 		return r
 	}
-	state, err := f.detect(ctx, zones, d)
+	if note, err := dbinit.RecoverAux(f.auxPath); err != nil {
+		r.Error = fmt.Sprintf("checking the aux directory %s: %v", f.auxPath, err)
+		return r
+	} else if note != "" {
+		fmt.Fprintf(d.stderr, "znsdb: %s\n", note)
+	}
+	state, busy, err := f.detect(ctx, zones, d)
 	r.ZenFS = state
-	if err != nil {
+	switch {
+	case busy != nil:
+		r.Problems = append(r.Problems, *busy)
+		return r
+	case err != nil:
 		r.Error = err.Error()
 		return r
 	}
@@ -72,17 +85,41 @@ func format(ctx context.Context, f formatFlags, d deps) dbinit.Report {
 	case dbinit.ActionRefuse:
 		return r
 	case dbinit.ActionFormat:
+		if dec.Force {
+			// Confirmed by a new token: the old bytes go now, so that data
+			// zenfs cannot parse (it aborts on some) does not stop mkfs.
+			n, busy, err := f.resetZones(zones, d)
+			state.ZonesReset = n
+			if busy != nil {
+				r.Problems = append(r.Problems, *busy)
+				return r
+			}
+			if err != nil {
+				r.Error = err.Error()
+				return r
+			}
+		}
 		if err := f.mkfs(ctx, dec.Force, token, d); err != nil {
-			r.Error = err.Error()
+			setError(&r, err)
 			return r
 		}
 		state.Present = true
-		state.UUID, _ = f.lsUUID(ctx, d)
+		state.UUID = f.uuid(ctx, d)
 	}
 	if err := f.df(ctx, state, d); err != nil {
-		r.Error = err.Error()
+		setError(&r, err)
 	}
 	return r
+}
+
+// setError records err in the report, with its reason when zenfs's failure
+// was classified.
+func setError(r *dbinit.Report, err error) {
+	r.Error = err.Error()
+	var zf *zenfs.Failure
+	if errors.As(err, &zf) {
+		r.ErrorReason = string(zf.Reason)
+	}
 }
 
 func (f formatFlags) settings(getenv func(string) string) (dbinit.Policy, string, error) {
@@ -115,85 +152,4 @@ func (f formatFlags) settings(getenv func(string) string) (dbinit.Policy, string
 		return "", "", err
 	}
 	return policy, token, nil
-}
-
-// detect looks for ZenFS twice: its superblock in the metadata zones, read
-// directly, and zenfs ls-uuid. Either one finding it is enough, so a flaw in
-// one never lets a file system be taken for free space. ls-uuid failing is
-// not an error: the probe alone decides then.
-func (f formatFlags) detect(ctx context.Context, zones []zbd.Zone, d deps) (*dbinit.ZenFSState, error) {
-	state := &dbinit.ZenFSState{}
-	dev, err := d.devices.Open(f.devPath())
-	if err != nil {
-		return state, fmt.Errorf("opening %s to look for ZenFS: %w", f.devPath(), err)
-	}
-	// Closed at once: zenfs mkfs opens the device exclusively.
-	found, err := zenfs.ProbeSuperblock(dev, zenfs.MetaZones(zones))
-	dev.Close()
-	if err != nil {
-		return state, fmt.Errorf("looking for a ZenFS superblock on %s: %w", f.devPath(), err)
-	}
-	uuid, listed := f.lsUUID(ctx, d)
-	state.Present, state.UUID = found || listed, uuid
-	return state, nil
-}
-
-func (f formatFlags) lsUUID(ctx context.Context, d deps) (string, bool) {
-	out, _, err := d.runner.Run(ctx, f.zenfsBin, zenfs.LsUUIDArgs()...)
-	if err != nil {
-		return "", false
-	}
-	fss, err := zenfs.ParseLsUUID(out)
-	if err != nil {
-		return "", false
-	}
-	fs, ok := zenfs.FindDevice(fss, f.device)
-	return fs.UUID, ok
-}
-
-// mkfs formats and then records the token: recorded only once the format
-// succeeded, so a failed attempt is retried with the same token.
-func (f formatFlags) mkfs(ctx context.Context, force bool, token string, d deps) error {
-	args, err := zenfs.MkfsArgs(f.device, f.auxPath, f.finishThreshold, force)
-	if err != nil {
-		return err
-	}
-	if err := dbinit.PrepareAuxDir(f.auxPath); err != nil {
-		return fmt.Errorf("preparing aux directory %s: %w", f.auxPath, err)
-	}
-	if _, stderr, err := d.runner.Run(ctx, f.zenfsBin, args...); err != nil {
-		return commandError("zenfs mkfs", err, stderr)
-	}
-	if token == "" {
-		return nil
-	}
-	if err := dbinit.WriteToken(f.auxPath, token); err != nil {
-		return fmt.Errorf("formatted, but %w; the next start formats the new, empty file system again", err)
-	}
-	return nil
-}
-
-func (f formatFlags) df(ctx context.Context, state *dbinit.ZenFSState, d deps) error {
-	args, err := zenfs.DfArgs(f.device)
-	if err != nil {
-		return err
-	}
-	out, stderr, err := d.runner.Run(ctx, f.zenfsBin, args...)
-	if err != nil {
-		return commandError("zenfs df", err, stderr)
-	}
-	df, err := zenfs.ParseDf(out)
-	if err != nil {
-		return err
-	}
-	state.FreeBytes, state.UsedBytes = &df.FreeBytes, &df.UsedBytes
-	state.ReclaimableBytes, state.SpaceAmplificationPercent = &df.ReclaimableBytes, &df.SpaceAmplificationPercent
-	return nil
-}
-
-func commandError(what string, err error, stderr string) error {
-	if s := strings.TrimSpace(stderr); s != "" {
-		return fmt.Errorf("%s failed (%v): %s", what, err, s)
-	}
-	return fmt.Errorf("%s failed: %v", what, err)
 }

@@ -1,33 +1,56 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/zns-mysql/zns-mysql/operator/internal/dbinit"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zbd"
+	"github.com/zns-mysql/zns-mysql/operator/internal/zenfs"
+	"github.com/zns-mysql/zns-mysql/operator/internal/zenfs/zenfscapture"
 )
 
-const (
-	uuid    = "1b0f5c4e-2a6d-4c1e-9a3b-5f7d2e8c9a10"
-	freshDf = "Free: 3904 MB\nUsed: 0 MB\nReclaimable: 0 MB\nSpace amplification: 0%\n"
-	usedDf  = "Free: 1024 MB\nUsed: 2500 MB\nReclaimable: 412 MB\nSpace amplification: 16%\n"
-)
+// The zenfs the fakes stand for is the real one: its replies are the
+// captures of operator/internal/zenfs/testdata/real.
+const uuid = "c59e1291-cd99-49cb-bbf6-f3555b283912" // nullb0 in capture/, and in realSuperblock
 
-// zenfsFake answers like the zenfs utility on a host whose nullb0 holds
-// ZenFS when listed is true.
-func zenfsFake(listed bool, df string) *fakeRunner {
-	lsuuid := ""
+func capture(t *testing.T, rel string) string { return zenfscapture.Read(t, rel) }
+
+// replay returns one captured zenfs run: what it printed and how it ended.
+func replay(t *testing.T, stem string) reply {
+	t.Helper()
+	r := reply{stdout: capture(t, stem+".stdout"), stderr: capture(t, stem+".stderr")}
+	switch rc := strings.TrimSpace(capture(t, stem+".rc")); rc {
+	case "0":
+	case "134":
+		r.err = errors.New("signal: aborted")
+	default:
+		r.err = errors.New("exit status " + rc)
+	}
+	return r
+}
+
+func freshDf(t *testing.T) reply { return replay(t, "capture/nullb0/09-df-empty") }
+func usedDf(t *testing.T) reply  { return replay(t, "wa/nullb0-df") } // 124 MiB used, 35 reclaimable, 28%
+
+// zenfsFake answers like the real zenfs on a host whose nullb0 holds ZenFS
+// when listed is true.
+func zenfsFake(t *testing.T, listed bool, df reply) *fakeRunner {
+	t.Helper()
+	lsuuid := replay(t, "capture/nullb0/03b-ls-uuid-unformatted") // empty listing
 	if listed {
-		lsuuid = uuid + "\tnullb0\n"
+		lsuuid = replay(t, "capture/nullb0/10-ls-uuid")
 	}
 	return &fakeRunner{replies: map[string]reply{
-		"ls-uuid": {stdout: lsuuid},
-		"mkfs":    {stdout: "ZenFS file system created. Free space: 3904 MB\n"},
-		"df":      {stdout: df},
+		"ls-uuid": lsuuid,
+		"mkfs":    replay(t, "capture/nullb0/04-mkfs-fresh"),
+		"df":      df,
 	}}
 }
 
@@ -38,9 +61,9 @@ func formatArgs(aux string, extra ...string) []string {
 
 func TestFormatEmptyDevice(t *testing.T) {
 	aux := filepath.Join(t.TempDir(), "aux")
-	r := zenfsFake(false, freshDf)
+	r := zenfsFake(t, false, freshDf(t))
 	// After mkfs, ls-uuid finds the new file system.
-	r.before = map[string]func(){"mkfs": func() { r.replies["ls-uuid"] = reply{stdout: uuid + "\tnullb0\n"} }}
+	r.before = map[string]func(){"mkfs": func() { r.replies["ls-uuid"] = replay(t, "capture/nullb0/10-ls-uuid") }}
 	devs := nullb0()
 	res := runZnsdb(t, r, devs, nil, formatArgs(aux)...)
 	if res.code != exitOK {
@@ -62,8 +85,14 @@ func TestFormatEmptyDevice(t *testing.T) {
 	if devs.opened != 1 || devs.closed != 1 {
 		t.Errorf("device opened %d, closed %d times", devs.opened, devs.closed)
 	}
+	if devs.resets != 0 {
+		t.Errorf("an empty device formatted without a token had its zones reset %d times", devs.resets)
+	}
 	if tok, _ := dbinit.ReadToken(aux); tok != "" {
 		t.Errorf("a token %q was recorded though none was given", tok)
+	}
+	if fi, err := os.Stat(aux); err != nil || !fi.IsDir() {
+		t.Errorf("aux dir after the format: %v", err)
 	}
 }
 
@@ -77,8 +106,8 @@ func TestExistingZenFSKeptWithoutNewToken(t *testing.T) {
 			if err := dbinit.WriteToken(aux, "t1"); err != nil {
 				t.Fatal(err)
 			}
-			r := zenfsFake(true, usedDf)
-			res := runZnsdb(t, r, nullb0().write(0, superblockRecord()), env, formatArgs(aux)...)
+			r := zenfsFake(t, true, usedDf(t))
+			res := runZnsdb(t, r, nullb0().write(0, realSuperblock(t)), env, formatArgs(aux)...)
 			if res.code != exitOK {
 				t.Fatalf("exit %d, stderr %s", res.code, res.stderr)
 			}
@@ -86,7 +115,8 @@ func TestExistingZenFSKeptWithoutNewToken(t *testing.T) {
 				t.Errorf("commands:\n%s\nwant:\n%s", got, want)
 			}
 			z := res.report.ZenFS
-			if z.Action != dbinit.ActionKeep || !z.Present || *z.UsedBytes != 2500<<20 || *z.ReclaimableBytes != 412<<20 || *z.SpaceAmplificationPercent != 16 {
+			if z.Action != dbinit.ActionKeep || !z.Present || z.UUID != uuid || *z.UsedBytes != 124<<20 ||
+				*z.ReclaimableBytes != 35<<20 || *z.SpaceAmplificationPercent != 28 {
 				t.Errorf("zenfs state %+v", z)
 			}
 		})
@@ -95,15 +125,16 @@ func TestExistingZenFSKeptWithoutNewToken(t *testing.T) {
 
 // Either detector alone keeps the file system safe.
 func TestZenFSFoundByEitherDetector(t *testing.T) {
+	populated := zenfscapture.Hexdump(t, "capture/nullb0/populated-metazone1.first4k.hex.txt")
 	tests := map[string]struct {
 		devs   *fakeDevices
 		runner *fakeRunner
 	}{
-		"superblock only, ls-uuid fails": {nullb0().write(0, superblockRecord()), &fakeRunner{replies: map[string]reply{
+		"superblock only, ls-uuid fails": {nullb0().write(0, realSuperblock(t)), &fakeRunner{replies: map[string]reply{
 			"ls-uuid": {stderr: "Failed to enumerate file systems", err: errors.New("exit status 1")},
-			"df":      {stdout: usedDf}}}},
-		"superblock rolled to zone 2": {nullb0().write(2, superblockRecord()), zenfsFake(false, usedDf)},
-		"ls-uuid only":                {nullb0().write(0, []byte("not a superblock")), zenfsFake(true, usedDf)},
+			"df":      usedDf(t)}}},
+		"superblock rolled to zone 1": {nullb0().write(1, populated), zenfsFake(t, false, usedDf(t))},
+		"ls-uuid only":                {nullb0().write(0, []byte("not a superblock")), zenfsFake(t, true, usedDf(t))},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -111,33 +142,63 @@ func TestZenFSFoundByEitherDetector(t *testing.T) {
 			if res.code != exitOK || res.report.ZenFS.Action != dbinit.ActionKeep || !res.report.ZenFS.Present {
 				t.Fatalf("exit %d, report %+v, stderr %s", res.code, res.report.ZenFS, res.stderr)
 			}
-			if strings.Contains(tt.runner.argv(), "mkfs") {
-				t.Error("mkfs ran")
+			if res.report.ZenFS.UUID != uuid {
+				t.Errorf("UUID %q, want %s", res.report.ZenFS.UUID, uuid)
+			}
+			if strings.Contains(tt.runner.argv(), "mkfs") || tt.devs.resets != 0 {
+				t.Error("mkfs ran or zones were reset")
 			}
 		})
 	}
 }
 
+// One device whose data makes zenfs abort stops ls-uuid for the whole host
+// (followup/B-garbage/02-ls-uuid: exit 134, nothing listed). The database
+// on a healthy device still finds its UUID, from its own superblock.
+func TestLsUUIDAbortFallsBackToSuperblock(t *testing.T) {
+	r := zenfsFake(t, true, usedDf(t))
+	r.replies["ls-uuid"] = replay(t, "followup/B-garbage/02-ls-uuid")
+	res := runZnsdb(t, r, nullb0().write(0, realSuperblock(t)), nil, formatArgs(t.TempDir())...)
+	if res.code != exitOK {
+		t.Fatalf("exit %d, stderr %s", res.code, res.stderr)
+	}
+	if z := res.report.ZenFS; z.UUID != uuid || z.Action != dbinit.ActionKeep || !z.Present {
+		t.Errorf("zenfs state %+v, want the superblock's UUID %s", z, uuid)
+	}
+	if !strings.Contains(res.stderr, "zenfs ls-uuid failed") || !strings.Contains(res.stderr, "std::bad_alloc") {
+		t.Errorf("stderr does not say ls-uuid aborted: %q", res.stderr)
+	}
+}
+
+// After a format whose ls-uuid aborts (another device's data), the UUID is
+// read from the superblock mkfs just wrote.
+func TestFormatUUIDFromNewSuperblock(t *testing.T) {
+	r := zenfsFake(t, false, freshDf(t))
+	r.replies["ls-uuid"] = replay(t, "followup/B-garbage/02-ls-uuid")
+	devs := nullb0()
+	r.before = map[string]func(){"mkfs": func() { devs.write(0, realSuperblock(t)) }}
+	res := runZnsdb(t, r, devs, nil, formatArgs(t.TempDir())...)
+	if res.code != exitOK || res.report.ZenFS.UUID != uuid || res.report.ZenFS.Action != dbinit.ActionFormat {
+		t.Errorf("exit %d, zenfs %+v, stderr %s", res.code, res.report.ZenFS, res.stderr)
+	}
+}
+
 func TestReformatWithNewToken(t *testing.T) {
-	aux := t.TempDir()
-	if err := dbinit.WriteToken(aux, "t1"); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(aux, ".rocksdb"), 0o750); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(aux, ".rocksdb", "LOG"), []byte("old"), 0o640); err != nil {
-		t.Fatal(err)
-	}
+	aux, _ := auxWithOldFS(t)
 	tokenFile := filepath.Join(t.TempDir(), "token")
 	if err := os.WriteFile(tokenFile, []byte("t2\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r := zenfsFake(true, freshDf)
+	r := zenfsFake(t, true, freshDf(t))
+	devs := nullb0().write(0, realSuperblock(t)).write(5, []byte("an SST"))
 	var auxAtMkfs []os.DirEntry
-	r.before = map[string]func(){"mkfs": func() { auxAtMkfs, _ = os.ReadDir(aux) }}
+	var emptyAtMkfs bool
+	r.before = map[string]func(){"mkfs": func() {
+		auxAtMkfs, _ = os.ReadDir(aux)
+		emptyAtMkfs = zbd.IsEmpty(devs.zones)
+	}}
 	// The token file wins over the environment.
-	res := runZnsdb(t, r, nullb0().write(0, superblockRecord()), map[string]string{tokenEnv: "ignored"},
+	res := runZnsdb(t, r, devs, map[string]string{tokenEnv: "ignored"},
 		formatArgs(aux, "--reformat-token-file", tokenFile, "--finish-threshold", "0")...)
 	if res.code != exitOK {
 		t.Fatalf("exit %d, stderr %s", res.code, res.stderr)
@@ -148,17 +209,29 @@ func TestReformatWithNewToken(t *testing.T) {
 	if len(auxAtMkfs) != 0 {
 		t.Errorf("aux dir held %v when mkfs ran; zenfs mkfs needs it empty", auxAtMkfs)
 	}
-	if tok, _ := dbinit.ReadToken(aux); tok != "t2" {
-		t.Errorf("recorded token %q, want t2", tok)
+	// The confirmed reformat reset the written zones first.
+	if devs.resets != 1 || devs.zonesReset != 2 || !emptyAtMkfs {
+		t.Errorf("resets %d (%d zones), device empty at mkfs %v; want 1 reset of 2 zones before mkfs", devs.resets, devs.zonesReset, emptyAtMkfs)
 	}
-	if z := res.report.ZenFS; z.Action != dbinit.ActionFormat || !strings.Contains(z.Reason, "existing ZenFS") {
+	if got := dirFiles(t, aux); !cmp.Equal(got, map[string]string{TokenFile: "t2\n"}) {
+		t.Errorf("aux dir after the reformat: %v; want only the new token", got)
+	}
+	if _, err := os.Stat(dbinit.StashPath(aux)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the previous aux dir was not removed: %v", err)
+	}
+	if z := res.report.ZenFS; z.Action != dbinit.ActionFormat || !strings.Contains(z.Reason, "existing ZenFS") || z.ZonesReset != 2 {
 		t.Errorf("zenfs state %+v", z)
 	}
 }
 
+// Non-ZenFS data: refused and untouched without a token (zenfs mkfs itself
+// would format over it); with a token the zones are reset first, then mkfs
+// --force runs, which the abort-prone data no longer reaches.
 func TestForeignDataRefused(t *testing.T) {
-	devs := nullb0().write(5, []byte("XFSB some other file system"))
-	r := zenfsFake(false, freshDf)
+	garbage := bytes.Repeat([]byte{0x3e, 0xad, 0x15, 0x9a, 0xdd, 0x5b, 0x35, 0x80}, 512) // random1's first bytes
+	devs := nullb0().write(0, garbage)
+	r := zenfsFake(t, false, freshDf(t))
+	r.replies["ls-uuid"] = replay(t, "followup/B-garbage/10-random1-ls-uuid") // zenfs aborts on it
 	res := runZnsdb(t, r, devs, nil, formatArgs(t.TempDir())...)
 	if res.code != exitRefused {
 		t.Fatalf("exit %d", res.code)
@@ -166,70 +239,52 @@ func TestForeignDataRefused(t *testing.T) {
 	if z := res.report.ZenFS; z.Action != dbinit.ActionRefuse || z.Present || !strings.Contains(z.Reason, "reformatToken") {
 		t.Errorf("zenfs state %+v", z)
 	}
-	if r.argv() != "/opt/zenfs ls-uuid" {
-		t.Errorf("commands:\n%s", r.argv())
+	if r.argv() != "/opt/zenfs ls-uuid" || devs.resets != 0 || !bytes.Equal(devs.data[0], garbage) {
+		t.Errorf("commands:\n%s\nresets %d", r.argv(), devs.resets)
 	}
 	if !strings.Contains(res.stderr, "format refused: device holds data that is not ZenFS") {
 		t.Errorf("stderr %q", res.stderr)
 	}
-	// With a token the user confirms, and the device is formatted.
-	r = zenfsFake(false, freshDf)
+	// With a token the user confirms: zones reset, then mkfs --force.
+	r = zenfsFake(t, false, freshDf(t))
+	r.replies["mkfs"] = replay(t, "capture/nullb0/07-mkfs-force-same-aux")
+	r.before = map[string]func(){"mkfs": func() {
+		if devs.resets != 1 || !zbd.IsEmpty(devs.zones) {
+			t.Errorf("mkfs ran before the zones were reset (resets %d)", devs.resets)
+		}
+	}}
 	res = runZnsdb(t, r, devs, map[string]string{tokenEnv: "wipe-it"}, formatArgs(t.TempDir())...)
-	if res.code != exitOK || !strings.Contains(r.argv(), " --force") {
-		t.Errorf("exit %d, commands:\n%s", res.code, r.argv())
+	if res.code != exitOK || !strings.Contains(r.argv(), " --force") || res.report.ZenFS.ZonesReset != 1 {
+		t.Errorf("exit %d, zenfs %+v, commands:\n%s", res.code, res.report.ZenFS, r.argv())
 	}
 }
 
 func TestNeverPolicy(t *testing.T) {
-	r := zenfsFake(false, freshDf)
+	r := zenfsFake(t, false, freshDf(t))
 	res := runZnsdb(t, r, nullb0(), nil, formatArgs(t.TempDir(), "--policy", "Never")...)
 	if res.code != exitRefused || res.report.ZenFS.Action != dbinit.ActionRefuse ||
 		!strings.Contains(res.report.ZenFS.Reason, "formatPolicy is Never") {
 		t.Errorf("empty device: exit %d, %+v", res.code, res.report.ZenFS)
 	}
-	r = zenfsFake(true, usedDf)
-	res = runZnsdb(t, r, nullb0().write(0, superblockRecord()), map[string]string{tokenEnv: "new"},
-		formatArgs(t.TempDir(), "--policy", "Never")...)
-	if res.code != exitOK || res.report.ZenFS.Action != dbinit.ActionKeep || strings.Contains(r.argv(), "mkfs") {
+	r = zenfsFake(t, true, usedDf(t))
+	devs := nullb0().write(0, realSuperblock(t))
+	res = runZnsdb(t, r, devs, map[string]string{tokenEnv: "new"}, formatArgs(t.TempDir(), "--policy", "Never")...)
+	if res.code != exitOK || res.report.ZenFS.Action != dbinit.ActionKeep || strings.Contains(r.argv(), "mkfs") || devs.resets != 0 {
 		t.Errorf("ZenFS with a token: exit %d, %+v, commands:\n%s", res.code, res.report.ZenFS, r.argv())
 	}
 }
 
-func TestMkfsFailure(t *testing.T) {
-	aux := t.TempDir()
-	r := zenfsFake(false, freshDf)
-	r.replies["mkfs"] = reply{stderr: "Failed to open zoned block device: nullb0, error: Invalid argument: " +
-		"Current ZBD scheduler is not mq-deadline, set it to mq-deadline.\n", err: errors.New("exit status 1")}
-	res := runZnsdb(t, r, nullb0(), map[string]string{tokenEnv: "t1"}, formatArgs(aux)...)
-	if res.code != exitRefused {
-		t.Fatalf("exit %d", res.code)
-	}
-	if !strings.Contains(res.report.Error, "zenfs mkfs failed (exit status 1): Failed to open zoned block device") {
-		t.Errorf("error %q", res.report.Error)
-	}
-	if tok, _ := dbinit.ReadToken(aux); tok != "" {
-		t.Errorf("token %q recorded after a failed mkfs", tok)
-	}
-	if strings.Contains(r.argv(), " df ") || strings.HasSuffix(r.argv(), "df --zbd=nullb0") {
-		t.Errorf("df ran after a failed mkfs:\n%s", r.argv())
-	}
-	if z := res.report.ZenFS; z == nil || z.Action != dbinit.ActionFormat || z.Present {
-		t.Errorf("zenfs state %+v", z)
-	}
-}
-
 func TestDfFailure(t *testing.T) {
-	r := zenfsFake(true, "")
-	r.replies["df"] = reply{stderr: "Failed to mount filesystem, error: Corruption: ZenFS Superblock: Error: Magic missmatch",
-		err: errors.New("exit status 1")}
-	res := runZnsdb(t, r, nullb0().write(0, superblockRecord()), nil, formatArgs(t.TempDir())...)
-	if res.code != exitRefused || !strings.Contains(res.report.Error, "zenfs df failed") || res.report.ZenFS.FreeBytes != nil {
+	r := zenfsFake(t, true, replay(t, "followup/B-garbage/03-df"))
+	res := runZnsdb(t, r, nullb0().write(0, realSuperblock(t)), nil, formatArgs(t.TempDir())...)
+	if res.code != exitRefused || !strings.Contains(res.report.Error, "zenfs df failed") || res.report.ZenFS.FreeBytes != nil ||
+		res.report.ErrorReason != string(zenfs.ReasonAborted) {
 		t.Errorf("exit %d, report %+v", res.code, res.report)
 	}
 }
 
 func TestFormatStopsAtPreflight(t *testing.T) {
-	r := zenfsFake(false, freshDf)
+	r := zenfsFake(t, false, freshDf(t))
 	devs := zonedDevice("nvme0n2", 32, 128<<20)
 	res := runZnsdb(t, r, devs, nil, "format", "--device", "nvme0n2", "--sys-block", sysBlock, "--aux-path", "/aux/nvme0n2")
 	if res.code != exitRefused || res.report.Problems[0].Code != zbd.CodeWrongScheduler || res.report.ZenFS != nil {
@@ -243,7 +298,7 @@ func TestFormatStopsAtPreflight(t *testing.T) {
 func TestFormatProbeReadError(t *testing.T) {
 	devs := nullb0()
 	devs.readErr = errors.New("input/output error")
-	r := zenfsFake(false, freshDf)
+	r := zenfsFake(t, false, freshDf(t))
 	res := runZnsdb(t, r, devs.write(0, []byte("x")), nil, formatArgs(t.TempDir())...)
 	if res.code != exitRefused || !strings.Contains(res.report.Error, "input/output error") || strings.Contains(r.argv(), "mkfs") {
 		t.Errorf("exit %d, report %+v, commands %s", res.code, res.report, r.argv())
@@ -265,7 +320,7 @@ func TestFormatSettings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := zenfsFake(false, freshDf)
+			r := zenfsFake(t, false, freshDf(t))
 			res := runZnsdb(t, r, nullb0(), tt.env, tt.args...)
 			if res.code != exitRefused || !strings.Contains(res.report.Error, tt.want) {
 				t.Errorf("exit %d, error %q, want it to mention %q", res.code, res.report.Error, tt.want)
@@ -279,8 +334,8 @@ func TestFormatSettings(t *testing.T) {
 
 // A token file that does not exist (an optional key left unset) is no token.
 func TestMissingTokenFile(t *testing.T) {
-	r := zenfsFake(true, usedDf)
-	res := runZnsdb(t, r, nullb0().write(0, superblockRecord()), nil,
+	r := zenfsFake(t, true, usedDf(t))
+	res := runZnsdb(t, r, nullb0().write(0, realSuperblock(t)), nil,
 		formatArgs(t.TempDir(), "--reformat-token-file", filepath.Join(t.TempDir(), "absent"))...)
 	if res.code != exitOK || res.report.ZenFS.Action != dbinit.ActionKeep {
 		t.Errorf("exit %d, %+v", res.code, res.report.ZenFS)

@@ -10,6 +10,9 @@ import (
 	"io"
 	"net"
 	"time"
+
+	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
+	"github.com/zns-mysql/zns-mysql/operator/internal/zenfs"
 )
 
 func healthCmd(ctx context.Context, args []string, d deps) int {
@@ -17,6 +20,14 @@ func healthCmd(ctx context.Context, args []string, d deps) int {
 	socket := fs.String("socket", "/run/mysqld/mysqld.sock", "mysqld's unix socket")
 	addr := fs.String("addr", "", "host:port of mysqld over TCP (instead of --socket)")
 	timeout := fs.Duration("timeout", 2*time.Second, "how long to wait for the handshake")
+	var sf spaceFlags
+	fs.StringVar(&sf.device, "zenfs-device", "", "kernel name of the ZenFS device: when set, a healthy probe also "+
+		"runs zenfs df (at most once per --zenfs-space-interval) and publishes the space on the pod for the operator")
+	fs.StringVar(&sf.zenfsBin, "zenfs", zenfs.DefaultBinary, "zenfs utility")
+	fs.StringVar(&sf.stateFile, "zenfs-space-state", v1alpha1.RunDir+"/zenfs-space.json",
+		"file that remembers when zenfs df last ran, between probes")
+	fs.DurationVar(&sf.interval, "zenfs-space-interval", time.Minute, "least time between two zenfs df runs")
+	fs.DurationVar(&sf.timeout, "zenfs-df-timeout", 5*time.Second, "how long zenfs df may take")
 	if code, ok := parseFlags(fs, args, d); !ok {
 		return code
 	}
@@ -30,6 +41,15 @@ func healthCmd(ctx context.Context, args []string, d deps) int {
 		return exitRefused
 	}
 	fmt.Fprintf(d.stdout, "ok: %s\n", version)
+	// The space is a side job of a healthy probe: its failure is reported
+	// (on the pod, for the operator, and here) but never fails the probe.
+	if sf.device != "" {
+		if ran, err := refreshSpace(ctx, sf, d); err != nil {
+			fmt.Fprintf(d.stderr, "znsdb health: zenfs space not refreshed: %v\n", err)
+		} else if ran {
+			fmt.Fprintln(d.stdout, "zenfs space refreshed")
+		}
+	}
 	return exitOK
 }
 

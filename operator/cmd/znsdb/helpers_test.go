@@ -3,10 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
-	"hash/crc32"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/zns-mysql/zns-mysql/operator/internal/dbinit"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zbd"
+	"github.com/zns-mysql/zns-mysql/operator/internal/zenfs/zenfscapture"
 )
 
 const sysBlock = "../../internal/zbd/testdata/sys/block"
@@ -61,10 +60,14 @@ type fakeDevices struct {
 	reportErr error
 	openErr   error
 	readErr   error
+	resetErr  error
 	data      map[int64][]byte
 	reported  int
 	opened    int
 	closed    int
+	// resets counts ResetZones calls, zonesReset the zones they reset.
+	resets     int
+	zonesReset int
 }
 
 // zonedDevice is a device of n empty zones of the given size.
@@ -123,19 +126,32 @@ func (f *fakeDevices) ReadAt(p []byte, off int64) (int, error) {
 
 func (f *fakeDevices) Close() error { f.closed++; return nil }
 
-// superblockRecord is a ZenFS metadata log record holding a superblock, as
-// Superblock::EncodeTo and ZenMetaLog::AddRecord write it.
-func superblockRecord() []byte {
-	le := binary.LittleEndian
-	sb := le.AppendUint32(nil, 0x5a454e46)
-	sb = append(sb, []byte("1b0f5c4e-2a6d-4c1e-9a3b-5f7d2e8c9a10\x00")...)
-	sb = append(sb, make([]byte, 512-len(sb))...)
-	length := le.AppendUint32(nil, 512)
-	tab := crc32.MakeTable(crc32.Castagnoli)
-	crc := crc32.Update(crc32.Update(0, tab, length), tab, sb)
-	rec := le.AppendUint32(nil, (crc>>15|crc<<17)+0xa282ead8)
-	rec = append(append(rec, length...), sb...)
-	return append(rec, make([]byte, 4096-len(rec))...)
+// ResetZones empties every written zone, as BLKRESETZONE does.
+func (f *fakeDevices) ResetZones(devPath string, zones []zbd.Zone) (int, error) {
+	f.resets++
+	if devPath != f.path {
+		return 0, &os.PathError{Op: "open", Path: devPath, Err: os.ErrNotExist}
+	}
+	if f.resetErr != nil {
+		return 0, f.resetErr
+	}
+	n := 0
+	for i := range f.zones {
+		z := &f.zones[i]
+		if z.Type.Sequential() && z.Cond != zbd.ZoneCondEmpty {
+			z.Cond, z.WritePointer = zbd.ZoneCondEmpty, z.Start
+			delete(f.data, z.Start)
+			n++
+		}
+	}
+	f.zonesReset += n
+	return n, nil
+}
+
+// realSuperblock is the first 4 KiB of nullb0's first meta zone as the real
+// zenfs mkfs wrote it (UUID c59e1291-..., aux /tmp/aux/nullb0-3/).
+func realSuperblock(t *testing.T) []byte {
+	return zenfscapture.Hexdump(t, "capture/nullb0/formatted-metazone0.first4k.hex.txt")
 }
 
 type result struct {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 )
 
 // Exit codes.
@@ -25,7 +26,7 @@ const usage = `usage: znsdb <command> [flags]
 commands:
   preflight  check that a zoned device is fit for ZenFS
   format     preflight, then format the device with ZenFS if the policy allows
-  health     check that mysqld answers with a protocol-10 handshake
+  health     check that mysqld answers with a protocol-10 handshake (and refresh the ZenFS space on the pod)
   mycnf      print the mysqld configuration the operator would generate (for hand-run labs and demos)
 
 Run znsdb <command> -h for its flags.
@@ -50,6 +51,23 @@ type deps struct {
 	stdout  io.Writer
 	stderr  io.Writer
 	getenv  func(string) string
+	// now and annotate default to the clock and the in-cluster API.
+	now      func() time.Time
+	annotate Annotator
+}
+
+func (d deps) clock() time.Time {
+	if d.now == nil {
+		return time.Now()
+	}
+	return d.now()
+}
+
+func (d deps) annotator() Annotator {
+	if d.annotate == nil {
+		return inClusterAnnotator{getenv: d.getenv}
+	}
+	return d.annotate
 }
 
 func run(ctx context.Context, args []string, d deps) int {

@@ -72,7 +72,13 @@ func preflight(f deviceFlags, devs Devices) (dbinit.Report, []zbd.Zone) {
 		r.Error = fmt.Sprintf("inspecting %s: %v", f.device, err)
 		return r, nil
 	}
-	if dev == nil || dev.Model != zbd.ModelHostManaged || f.sysfsOnly {
+	if dev == nil || dev.Model != zbd.ModelHostManaged {
+		return r, nil
+	}
+	if f.sysfsOnly {
+		if len(problems) == 0 {
+			r.Warnings = zbd.Advise(*dev)
+		}
 		return r, nil
 	}
 	zones, err := devs.ReportZones(f.devPath())
@@ -89,6 +95,7 @@ func preflight(f deviceFlags, devs Devices) (dbinit.Report, []zbd.Zone) {
 	if len(r.Problems) > 0 {
 		return r, nil
 	}
+	r.Warnings = zbd.Advise(*dev)
 	return r, zones
 }
 
@@ -111,6 +118,9 @@ func finish(r dbinit.Report, terminationLog string, d deps) int {
 	for _, p := range r.Problems {
 		fmt.Fprintf(d.stderr, "%s: %s\n", p.Code, p.Message)
 		code = exitRefused
+	}
+	for _, w := range r.Warnings {
+		fmt.Fprintf(d.stderr, "warning: %s: %s\n", w.Code, w.Message)
 	}
 	if r.ZenFS != nil && r.ZenFS.Action == dbinit.ActionRefuse {
 		fmt.Fprintf(d.stderr, "format refused: %s\n", r.ZenFS.Reason)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -130,6 +131,54 @@ func TestPreflightSysfsOnly(t *testing.T) {
 		res := runZnsdb(t, &fakeRunner{}, zonedDevice(dev, 64, 64<<20), nil, "preflight", "--device", dev, "--sys-block", sysBlock, "--sysfs-only")
 		if res.code != exitRefused || len(res.report.Problems) != 1 {
 			t.Errorf("%s: exit %d, report %+v: the sysfs verdicts must hold without the zone report", dev, res.code, res.report)
+		}
+	}
+}
+
+// copyTree copies a recorded sysfs device tree so a test can change one file.
+func copyTree(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A device above the zone-limit floor but below the limit seen to work is
+// accepted with a warning, in the report and on stderr.
+func TestPreflightWarnsAboutFewOpenZones(t *testing.T) {
+	sys := t.TempDir()
+	copyTree(t, filepath.Join(sysBlock, "nullb0"), filepath.Join(sys, "nullb0"))
+	for _, f := range []string{"max_open_zones", "max_active_zones"} {
+		if err := os.WriteFile(filepath.Join(sys, "nullb0", "queue", f), []byte("8\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, extra := range [][]string{nil, {"--sysfs-only"}} {
+		args := append([]string{"preflight", "--device", "nullb0", "--sys-block", sys}, extra...)
+		res := runZnsdb(t, &fakeRunner{}, nullb0(), nil, args...)
+		if res.code != exitOK || len(res.report.Problems) != 0 {
+			t.Fatalf("%v: exit %d, problems %+v", extra, res.code, res.report.Problems)
+		}
+		w := res.report.Warnings
+		if len(w) != 2 || w[0].Code != zbd.CodeFewOpenZones || w[1].Code != zbd.CodeFewActiveZones {
+			t.Errorf("%v: warnings %+v", extra, w)
+		}
+		if !strings.Contains(res.stderr, "warning: FewOpenZones: nullb0 allows 8 open zones") {
+			t.Errorf("%v: stderr %q", extra, res.stderr)
 		}
 	}
 }

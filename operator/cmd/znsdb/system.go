@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"os"
 	"os/exec"
 
 	"github.com/zns-mysql/zns-mysql/operator/internal/zbd"
@@ -25,10 +24,15 @@ func (execRunner) Run(ctx context.Context, name string, args ...string) (string,
 	return out.String(), errOut.String(), err
 }
 
-// Devices reads zoned block devices.
+// Devices reads zoned block devices, and resets their zones.
 type Devices interface {
 	ReportZones(devPath string) ([]zbd.Zone, error)
+	// Open opens the device exclusively for reading; it fails with
+	// zbd.ErrBusy while another process holds it exclusively.
 	Open(devPath string) (ReaderAtCloser, error)
+	// ResetZones resets the written zones among zones, holding the device
+	// exclusively (zbd.ErrBusy when it cannot), and says how many it reset.
+	ResetZones(devPath string, zones []zbd.Zone) (int, error)
 }
 
 // ReaderAtCloser is an open device.
@@ -43,4 +47,19 @@ func (hostDevices) ReportZones(devPath string) ([]zbd.Zone, error) {
 	return zbd.ReportZones(devPath, 0)
 }
 
-func (hostDevices) Open(devPath string) (ReaderAtCloser, error) { return os.Open(devPath) }
+func (hostDevices) Open(devPath string) (ReaderAtCloser, error) {
+	f, err := zbd.OpenExclusive(devPath, false)
+	if err != nil {
+		return nil, err // a nil *os.File must not become a non-nil interface
+	}
+	return f, nil
+}
+
+func (hostDevices) ResetZones(devPath string, zones []zbd.Zone) (int, error) {
+	f, err := zbd.OpenExclusive(devPath, true)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	return zbd.ResetZones(f, zones)
+}

@@ -9,6 +9,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -36,8 +37,10 @@ const Finalizer = "zns-mysql.dev/finalizer"
 const (
 	ConditionAvailable   = "Available"
 	ConditionDeviceReady = "DeviceReady"
-	ConditionConfigReady = "ConfigReady"
-	ConditionProgressing = "Progressing"
+	// ConditionDeviceWarning is True while an accepted device carries a risk (zbd.Advise).
+	ConditionDeviceWarning = "DeviceWarning"
+	ConditionConfigReady   = "ConfigReady"
+	ConditionProgressing   = "Progressing"
 )
 
 // ZNSDatabaseReconciler reconciles a ZNSDatabase into a Secret, a my.cnf ConfigMap, a Service, the device's
@@ -63,7 +66,11 @@ type ZNSDatabaseReconciler struct {
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update;patch
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=persistentvolumes,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// Pods: patch only so that the operator may grant a zoned database's pod the right to annotate itself (RBAC
+// lets nobody grant what it does not hold); the operator itself never patches a pod.
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch;create;update;patch
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create;update;patch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;update;patch;delete
@@ -93,6 +100,7 @@ func (r *ZNSDatabaseReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		r.reconcileDeviceClaim,
 		r.reconcilePreflight,
 		r.reconcileDeviceVolume,
+		r.reconcileIdentity,
 		r.reconcileStatefulSet,
 		r.reconcileAvailability,
 		r.cleanupConfigMaps,
@@ -178,6 +186,9 @@ func (r *ZNSDatabaseReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&corev1.ConfigMap{}).
 		Owns(&corev1.Service{}).
 		Owns(&corev1.PersistentVolumeClaim{}).
+		Owns(&corev1.ServiceAccount{}).
+		Owns(&rbacv1.Role{}).
+		Owns(&rbacv1.RoleBinding{}).
 		// Pods carry the init containers' reports; they are owned by the StatefulSet and the Job, not by us.
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToDatabase)).
 		Named("znsdatabase").

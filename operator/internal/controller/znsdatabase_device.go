@@ -13,6 +13,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -180,6 +181,7 @@ func (r *ZNSDatabaseReconciler) reconcilePreflight(ctx context.Context, st *stat
 			report.Device.NrZones, resource.NewQuantity(report.Device.ZoneSizeBytes, resource.BinarySI), report.Device.Scheduler)
 		event.DeviceAccepted.Emit(db, r.Recorder, msg)
 		setCondition(db, ConditionDeviceReady, metav1.ConditionTrue, "PreflightPassed", msg)
+		r.setDeviceWarnings(db, report)
 		return nil, nil
 	case report != nil && len(report.Problems) > 0:
 		msg := fmt.Sprintf("%s cannot hold ZenFS: %s", describeDevice(db), joinProblems(report))
@@ -333,7 +335,28 @@ func deviceStatus(db *v1alpha1.ZNSDatabase, report *dbinit.Report) *v1alpha1.Dev
 	for _, p := range report.Problems {
 		ds.Problems = append(ds.Problems, p.Message)
 	}
+	for _, w := range report.Warnings {
+		ds.Warnings = append(ds.Warnings, w.Message)
+	}
 	return ds
+}
+
+// setDeviceWarnings shows the risks of an accepted device (zone limits below the smallest seen to work) as
+// the DeviceWarning condition and, when they are new, a Warning Event. The device is not refused for them.
+func (r *ZNSDatabaseReconciler) setDeviceWarnings(db *v1alpha1.ZNSDatabase, report *dbinit.Report) {
+	if len(report.Warnings) == 0 {
+		meta.RemoveStatusCondition(&db.Status.Conditions, ConditionDeviceWarning)
+		return
+	}
+	msgs := make([]string, 0, len(report.Warnings))
+	for _, w := range report.Warnings {
+		msgs = append(msgs, w.Message)
+	}
+	msg := fmt.Sprintf("%s is accepted, with a risk: %s", describeDevice(db), strings.Join(msgs, "; "))
+	if c := meta.FindStatusCondition(db.Status.Conditions, ConditionDeviceWarning); c == nil || c.Message != msg {
+		event.DeviceWarning.Emit(db, r.Recorder, msg)
+	}
+	setCondition(db, ConditionDeviceWarning, metav1.ConditionTrue, conditionReason(report.Warnings[0].Code, "DeviceWarning"), msg)
 }
 
 // reconcileDeviceVolume creates the local Block PersistentVolume and its pre-bound claim for a zonedDevice,
@@ -358,82 +381,6 @@ func (r *ZNSDatabaseReconciler) reconcileDeviceVolume(ctx context.Context, st *s
 		return nil, err
 	}
 	return nil, r.apply(ctx, resources.DeviceClaim(db, capacity))
-}
-
-// readFormatReport reads the format step's report from the mysqld pod into status.zenfs, and stops with a
-// condition when the step refused the device or failed.
-func (r *ZNSDatabaseReconciler) readFormatReport(ctx context.Context, db *v1alpha1.ZNSDatabase) (*ctrl.Result, error) {
-	pod := &corev1.Pod{}
-	err := r.Get(ctx, client.ObjectKey{Namespace: db.Namespace, Name: db.PodName()}, pod)
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	for _, cs := range pod.Status.InitContainerStatuses {
-		if cs.Name != resources.FormatContainer {
-			continue
-		}
-		term := cs.State.Terminated
-		if term == nil {
-			term = cs.LastTerminationState.Terminated
-		}
-		if term == nil {
-			return nil, nil
-		}
-		report, raw := parseReport(term)
-		wasFormatted := isFormatted(db)
-		if report != nil && report.ZenFS != nil {
-			db.Status.ZenFS = zenfsStatus(report.ZenFS)
-		}
-		// The zone capacity is only in the zone report, which format is the first to read for a zonedDevice.
-		if report != nil && report.Device != nil && report.Device.ZoneCapacityBytes > 0 && db.Status.Device != nil {
-			db.Status.Device.ZoneCapacity = quantity(report.Device.ZoneCapacityBytes)
-		}
-		if term.ExitCode == 0 {
-			if report != nil && report.ZenFS != nil && report.ZenFS.Action == dbinit.ActionFormat && !wasFormatted {
-				event.Formatted.Emit(db, r.Recorder, fmt.Sprintf("created ZenFS on %s: %s", describeDevice(db), report.ZenFS.Reason))
-			}
-			return nil, nil
-		}
-		reason, detail := "FormatFailed", raw
-		if report != nil {
-			switch {
-			case report.ZenFS != nil && report.ZenFS.Action == dbinit.ActionRefuse:
-				reason, detail = "FormatRefused", report.ZenFS.Reason
-			case len(report.Problems) > 0:
-				reason, detail = "DeviceRefused", joinProblems(report)
-			case report.Error != "":
-				detail = report.Error
-			}
-		}
-		msg := fmt.Sprintf("the format step for %s stopped mysqld from starting: %s", describeDevice(db), detail)
-		if !isBlockedBy(db, reason) {
-			event.FormatRefused.Emit(db, r.Recorder, msg)
-		}
-		blocked(db, reason, msg)
-		return &ctrl.Result{}, nil
-	}
-	return nil, nil
-}
-
-func isFormatted(db *v1alpha1.ZNSDatabase) bool {
-	return db.Status.ZenFS != nil && db.Status.ZenFS.LastAction == string(dbinit.ActionFormat) && db.Status.ZenFS.Present
-}
-
-func zenfsStatus(z *dbinit.ZenFSState) *v1alpha1.ZenFSStatus {
-	s := &v1alpha1.ZenFSStatus{Present: z.Present, LastAction: string(z.Action), Message: z.Reason}
-	if z.FreeBytes != nil {
-		s.Free = resource.NewQuantity(*z.FreeBytes, resource.BinarySI)
-	}
-	if z.UsedBytes != nil {
-		s.Used = resource.NewQuantity(*z.UsedBytes, resource.BinarySI)
-	}
-	if z.ReclaimableBytes != nil {
-		s.Reclaimable = resource.NewQuantity(*z.ReclaimableBytes, resource.BinarySI)
-	}
-	return s
 }
 
 // finalize releases what the database claimed on the device without touching the device's data: the

@@ -12,8 +12,13 @@ import (
 type Report struct {
 	Device   *zbd.Device   `json:"device,omitempty"`
 	Problems []zbd.Problem `json:"problems,omitempty"`
+	// Warnings are risks of a device that was accepted (zbd.Advise).
+	Warnings []zbd.Problem `json:"warnings,omitempty"`
 	ZenFS    *ZenFSState   `json:"zenfs,omitempty"`
 	Error    string        `json:"error,omitempty"`
+	// ErrorReason classifies Error for machines (a condition reason), e.g.
+	// zenfs.ReasonBusy; empty when unknown.
+	ErrorReason string `json:"errorReason,omitempty"`
 }
 
 // ZenFSState is the file system on the device and what the helper did.
@@ -23,6 +28,9 @@ type ZenFSState struct {
 	UUID   string `json:"uuid,omitempty"`
 	Action Action `json:"action,omitempty"`
 	Reason string `json:"reason,omitempty"`
+	// ZonesReset is how many written zones a confirmed reformat reset
+	// before zenfs mkfs ran.
+	ZonesReset int `json:"zonesReset,omitempty"`
 	// Space from zenfs df, rounded down to MiB by zenfs; nil when unknown.
 	FreeBytes                 *int64 `json:"freeBytes,omitempty"`
 	UsedBytes                 *int64 `json:"usedBytes,omitempty"`
@@ -60,7 +68,7 @@ func (r Report) Encode() ([]byte, error) {
 }
 
 func (r Report) shortened(errLen, msgLen, reasonLen int) Report {
-	out := Report{Error: truncate(r.Error, errLen)}
+	out := Report{Error: truncate(r.Error, errLen), ErrorReason: r.ErrorReason}
 	if r.Device != nil {
 		d := *r.Device
 		if len(d.AvailableSchedulers) > maxSchedulers {
@@ -73,6 +81,12 @@ func (r Report) shortened(errLen, msgLen, reasonLen int) Report {
 			break
 		}
 		out.Problems = append(out.Problems, zbd.Problem{Code: p.Code, Message: truncate(p.Message, msgLen)})
+	}
+	for i, p := range r.Warnings {
+		if i == maxProblems {
+			break
+		}
+		out.Warnings = append(out.Warnings, zbd.Problem{Code: p.Code, Message: truncate(p.Message, msgLen)})
 	}
 	if r.ZenFS != nil {
 		z := *r.ZenFS

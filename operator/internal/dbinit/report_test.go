@@ -63,7 +63,14 @@ func TestEncodeMaximalReportFits(t *testing.T) {
 	}
 	// Unescaped quotes and angle brackets grow under JSON escaping.
 	huge := strings.Repeat(`<"é">`, 5000)
-	r := Report{Device: &d, Problems: append(problems, zbd.Problem{Code: "X", Message: huge}),
+	limited := zbd.Device{Name: d.Name, Model: zbd.ModelHostManaged, NrZones: 64, MaxOpenZones: 8, MaxActiveZones: 8,
+		Scheduler: "mq-deadline", AvailableSchedulers: []string{"mq-deadline"}}
+	warnings := zbd.Advise(limited)
+	if len(warnings) != 2 {
+		t.Fatalf("Advise gave %d warnings", len(warnings))
+	}
+	r := Report{Device: &d, Warnings: append(warnings, zbd.Problem{Code: "Y", Message: huge}), ErrorReason: "ZenFSAborted",
+		Problems: append(problems, zbd.Problem{Code: "X", Message: huge}),
 		ZenFS: &ZenFSState{Present: true, UUID: strings.Repeat("u", 36), Action: ActionRefuse, Reason: huge,
 			FreeBytes: ptr(1 << 62), UsedBytes: ptr(1 << 62), ReclaimableBytes: ptr(1 << 62), SpaceAmplificationPercent: ptr(1 << 62)},
 		Error: huge}
@@ -78,16 +85,18 @@ func TestEncodeMaximalReportFits(t *testing.T) {
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatalf("shortened report is not JSON: %v", err)
 	}
-	if back.Device == nil || back.Device.Name != d.Name || back.ZenFS == nil || !strings.HasSuffix(back.Error, "…") {
+	if back.Device == nil || back.Device.Name != d.Name || back.ZenFS == nil || !strings.HasSuffix(back.Error, "…") ||
+		back.ErrorReason != "ZenFSAborted" || len(back.Warnings) != 3 {
 		t.Errorf("shortening lost structure: %+v", back)
 	}
 	// Without the huge texts, every problem Judge can raise fits unshortened.
-	r.Problems, r.ZenFS.Reason, r.Error = problems, "device holds data that is not ZenFS", "zenfs mkfs failed: exit status 1"
+	r.Problems, r.Warnings, r.ZenFS.Reason, r.Error = problems, warnings, "device holds data that is not ZenFS", "zenfs mkfs failed: exit status 1"
 	b, err = r.Encode()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(b, &back); err != nil || !cmp.Equal(back.Problems, problems) {
+	back = Report{}
+	if err := json.Unmarshal(b, &back); err != nil || !cmp.Equal(back.Problems, problems) || !cmp.Equal(back.Warnings, warnings) {
 		t.Errorf("problems were shortened though they fit (%d bytes): %v", len(b), err)
 	}
 	t.Logf("realistic worst report: %d bytes", len(b))

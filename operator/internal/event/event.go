@@ -33,8 +33,12 @@ var (
 	PreflightFailed = Event{corev1.EventTypeWarning, "PreflightFailed", "%s"}
 	DeviceRefused   = Event{corev1.EventTypeWarning, "DeviceRefused", "%s"}
 	DeviceAccepted  = Event{corev1.EventTypeNormal, "DeviceAccepted", "%s"}
+	DeviceWarning   = Event{corev1.EventTypeWarning, "DeviceWarning", "%s"}
+	DeviceBusy      = Event{corev1.EventTypeWarning, "DeviceBusy", "%s"}
 	FormatRefused   = Event{corev1.EventTypeWarning, "FormatRefused", "%s"}
+	FormatFailed    = Event{corev1.EventTypeWarning, "FormatFailed", "%s"}
 	Formatted       = Event{corev1.EventTypeNormal, "Formatted", "%s"}
+	SpaceFailed     = Event{corev1.EventTypeWarning, "ZenFSSpaceFailed", "%s"}
 	Available       = Event{corev1.EventTypeNormal, "Available", "mysqld is ready at %s"}
 	Unavailable     = Event{corev1.EventTypeWarning, "Unavailable", "%s"}
 	DeviceReleased  = Event{corev1.EventTypeNormal, "DeviceReleased", "released %s without touching its data"}

@@ -244,9 +244,7 @@ func StatefulSet(db *v1alpha1.ZNSDatabase, in StatefulSetInput) *appsv1ac.Statef
 			WithSecretKeyRef(corev1ac.SecretKeySelector().WithName(db.RootSecretName()).WithKey(v1alpha1.RootPasswordKey))),
 			corev1ac.EnvVar().WithName("ZNS_MYSQL_FLAVOR").WithValue(string(db.Spec.Flavor))).
 		WithPorts(corev1ac.ContainerPort().WithName("mysql").WithContainerPort(v1alpha1.MySQLPort).WithProtocol(corev1.ProtocolTCP)).
-		WithReadinessProbe(corev1ac.Probe().
-			WithExec(corev1ac.ExecAction().WithCommand(helperBinary, "health", "--socket", v1alpha1.SocketPath)).
-			WithPeriodSeconds(5).WithTimeoutSeconds(3).WithFailureThreshold(3)).
+		WithReadinessProbe(readinessProbe(db)).
 		WithSecurityContext(containerSecurity()).
 		WithVolumeMounts(mounts...)
 	if res := resourceRequirements(db); res != nil {
@@ -264,7 +262,13 @@ func StatefulSet(db *v1alpha1.ZNSDatabase, in StatefulSetInput) *appsv1ac.Statef
 
 	if db.IsZoned() {
 		device := corev1ac.VolumeDevice().WithName(volumeZoned).WithDevicePath(db.DevicePath())
-		mysqld.WithVolumeDevices(device)
+		// The readiness helper publishes the ZenFS space on its own pod (ServiceAccount, PodRole).
+		mysqld.WithVolumeDevices(device).WithEnv(
+			corev1ac.EnvVar().WithName(podNameEnv).WithValueFrom(corev1ac.EnvVarSource().
+				WithFieldRef(corev1ac.ObjectFieldSelector().WithFieldPath("metadata.name"))),
+			corev1ac.EnvVar().WithName(podNamespaceEnv).WithValueFrom(corev1ac.EnvVarSource().
+				WithFieldRef(corev1ac.ObjectFieldSelector().WithFieldPath("metadata.namespace"))))
+		spec.WithServiceAccountName(db.ServiceAccountName()).WithAutomountServiceAccountToken(true)
 		format := corev1ac.Container().
 			WithName(FormatContainer).
 			WithImage(in.Image).
@@ -293,6 +297,29 @@ func StatefulSet(db *v1alpha1.ZNSDatabase, in StatefulSetInput) *appsv1ac.Statef
 				WithLabels(db.Labels(ComponentDatabase)).
 				WithSpec(spec)).
 			WithVolumeClaimTemplates(dataClaimTemplate(db)))
+}
+
+// The pod's identity for the readiness helper (podannotate.PodNameEnv, PodNamespaceEnv).
+const (
+	podNameEnv      = "POD_NAME"
+	podNamespaceEnv = "POD_NAMESPACE"
+)
+
+// ZenFSSpaceInterval is the least time between two zenfs df runs of a zoned database's readiness probe.
+const ZenFSSpaceInterval = "60s"
+
+// readinessProbe checks that mysqld answers. On a zoned database it also refreshes the ZenFS space, at most
+// once per ZenFSSpaceInterval; zenfs df may take a few seconds there, hence the longer timeout.
+func readinessProbe(db *v1alpha1.ZNSDatabase) *corev1ac.ProbeApplyConfiguration {
+	cmd := []string{helperBinary, "health", "--socket", v1alpha1.SocketPath}
+	timeout := int32(3)
+	if db.IsZoned() {
+		cmd = append(cmd, "--zenfs-device", db.ZonedDeviceName(), "--zenfs-space-interval", ZenFSSpaceInterval)
+		timeout = 10
+	}
+	return corev1ac.Probe().
+		WithExec(corev1ac.ExecAction().WithCommand(cmd...)).
+		WithPeriodSeconds(5).WithTimeoutSeconds(timeout).WithFailureThreshold(3)
 }
 
 // FormatCommand is the init step: preflight again (the device may have changed since the Job ran), then the

@@ -14,7 +14,7 @@ type Problem struct {
 	Message string `json:"message"`
 }
 
-// Problem codes.
+// Problem codes of refusals (Judge, Preflight, AccessProblem, BusyProblem).
 const (
 	CodeInvalidName          = "InvalidDeviceName"
 	CodeNoSuchDevice         = "NoSuchDevice"
@@ -25,8 +25,15 @@ const (
 	CodeSchedulerUnavailable = "SchedulerUnavailable"
 	CodeTooFewOpenZones      = "TooFewOpenZones"
 	CodeTooFewActiveZones    = "TooFewActiveZones"
+	CodeDeviceBusy           = "DeviceBusy"
 	CodeNoDeviceNode         = "NoDeviceNode"
 	CodeDeviceNotAccessible  = "DeviceNotAccessible"
+)
+
+// Codes of warnings (Advise): the device is accepted.
+const (
+	CodeFewOpenZones   = "FewOpenZones"
+	CodeFewActiveZones = "FewActiveZones"
 )
 
 // ZenFS's own limits, from fs/zbd_zenfs.cc.
@@ -37,18 +44,62 @@ const (
 	// the metadata log and one for extent migration are taken out of the
 	// device's open and active limits before any file gets a zone.
 	ReservedZones = 2
-	// MinOpenZones: of the max_open-2 zones left, non-WAL writers may hold
-	// only max_open-3 (WaitForOpenIOZoneToken keeps one for WAL writes), so
-	// at 3 flushes and compactions wait forever; at 2 or less the unsigned
-	// arithmetic wraps, ZenFS stops respecting the device's limit and writes
-	// fail (or WAL writes wait forever on a zero limit).
-	MinOpenZones = ReservedZones + 2
-	// MinActiveZones: every open zone is also active, so an active limit
-	// below MinOpenZones caps the open zones below it too.
-	MinActiveZones = MinOpenZones
 	// Scheduler is the only scheduler ZenFS accepts (CheckScheduler looks
 	// for "[mq-deadline]" in queue/scheduler).
 	Scheduler = "mq-deadline"
+)
+
+// Open and active zone limits: what ZenFS with RocksDB needs.
+//
+// From ZenFS (westerndigitalcorporation/zenfs 919c2eb): every file being
+// written holds one "open IO zone token" from its first write until it is
+// closed or its zone fills (ZoneFile::AllocateNewZone -> AllocateIOZone;
+// released in ZoneFile::CloseActiveZone, fs/io_zenfs.cc). There are
+// max_open-2 tokens (ReservedZones), WAL files (".log") may take all of them,
+// every other file only max_open-3: WaitForOpenIOZoneToken keeps the last one
+// for the WAL. The wait is a condition variable with no timeout and no error,
+// so a writer that never gets a token hangs silently. The same count is shared
+// by all files, WAL or not.
+//
+// Who holds a token for long: the MANIFEST (open for the life of the DB), the
+// current WAL, and each older WAL until the flush of its memtable completes.
+// A flush (a non-WAL writer) can start only while fewer than max_open-3
+// tokens are held, so with W WAL files holding zones it needs
+// max_open-3 > 1+W, i.e. max_open >= 5+W.
+//
+// The runs (RocksDB 7.8.3, its defaults: max_write_buffer_number 2, one flush
+// and one compaction at a time; shared/zenfs-real/followup/D-limits and
+// limits2): max_open 4 (non-WAL limit 1): the MANIFEST takes it and DB::Open
+// never returns (the OPTIONS file waits). 5 (limit 2): MANIFEST + WAL, the
+// first flush never finishes. 6 (limit 3): ran 40,000 puts, then with
+// 300,000 puts stalled when a second memtable filled while the first flush
+// and a compaction were running; the zone report at the stall shows three
+// open IO zones, the limit, consistent with the MANIFEST and two WALs, and
+// every thread sat in a futex wait. 14 completed 600,000 puts. So W reached 2
+// and the floor that every run supports is 5+2 = 7: below it RocksDB's own
+// default settings deadlock. MinOpenZones refuses below that. (7 itself was
+// not run: it is the floor the arithmetic and the stalls justify, not a
+// measured success.)
+//
+// Above the floor the count depends on the settings: the my.cnf this project
+// generates lets MyRocks keep up to 8 memtables (max_write_buffer_number=8),
+// hence up to about 8 live WALs, which by the same arithmetic needs 13, and
+// runs 8 background jobs whose outputs compete for the rest. Nothing between
+// 7 and 13 was run, and 14 is the only limit seen to complete (it is also
+// what the common ZNS drives and QEMU's default namespace offer), so a device
+// below RecommendedOpenZones is accepted with a warning, not refused.
+const (
+	// MinOpenZones: refused below (see above).
+	MinOpenZones = 7
+	// MinActiveZones: every zone a writer holds is open and therefore also
+	// active, and AllocateIOZone spins in FinishCheapestIOZone when no active
+	// token is left and every active zone is held by a writer, so the active
+	// limit needs the same floor.
+	MinActiveZones = MinOpenZones
+	// RecommendedOpenZones and RecommendedActiveZones: the smallest limit
+	// seen to work; below it, down to the minimum, Advise warns.
+	RecommendedOpenZones   = 14
+	RecommendedActiveZones = RecommendedOpenZones
 )
 
 // Judge lists every reason d is unfit for ZenFS; empty means fit.
@@ -70,20 +121,46 @@ func Judge(d Device) []Problem {
 	}
 	if d.MaxOpenZones != 0 && d.MaxOpenZones < MinOpenZones {
 		ps = append(ps, Problem{CodeTooFewOpenZones, fmt.Sprintf(
-			"%s allows only %d open zones; ZenFS needs at least %d: it reserves %d (metadata log, "+
-				"extent migration) and keeps one more for WAL writes, so with fewer the database "+
-				"stalls or fails its first writes. Use a device or namespace with max_open_zones of %d or "+
-				"more, or no limit (null_blk: zone_max_open).",
-			d.Name, d.MaxOpenZones, MinOpenZones, ReservedZones, MinOpenZones)})
+			"%s allows only %d open zones; ZenFS with RocksDB needs at least %d: ZenFS reserves %d (metadata "+
+				"log, extent migration) and keeps one for WAL writes, and the MANIFEST and the live WAL files "+
+				"hold theirs, so with fewer a flush waits forever for a zone and the database hangs without an "+
+				"error (seen at 4, 5 and 6). Use a device or namespace with max_open_zones of %d or more "+
+				"(%d recommended), or no limit (null_blk: zone_max_open).",
+			d.Name, d.MaxOpenZones, MinOpenZones, ReservedZones, MinOpenZones, RecommendedOpenZones)})
 	}
 	if d.MaxActiveZones != 0 && d.MaxActiveZones < MinActiveZones {
 		ps = append(ps, Problem{CodeTooFewActiveZones, fmt.Sprintf(
-			"%s allows only %d active zones; ZenFS needs at least %d (every open zone is also "+
-				"active; see the open-zone minimum). Use a device or namespace with max_active_zones "+
-				"of %d or more, or no limit (null_blk: zone_max_active).",
-			d.Name, d.MaxActiveZones, MinActiveZones, MinActiveZones)})
+			"%s allows only %d active zones; ZenFS with RocksDB needs at least %d (every zone being written is "+
+				"also active; see the open-zone minimum). Use a device or namespace with max_active_zones of "+
+				"%d or more (%d recommended), or no limit (null_blk: zone_max_active).",
+			d.Name, d.MaxActiveZones, MinActiveZones, MinActiveZones, RecommendedActiveZones)})
 	}
 	return ps
+}
+
+// Advise lists what makes a device that Judge accepts risky: open or active
+// zone limits between the minimum and the smallest limit seen to work
+// (RecommendedOpenZones). Empty for a device Judge refuses.
+func Advise(d Device) []Problem {
+	if len(Judge(d)) > 0 {
+		return nil
+	}
+	var ws []Problem
+	if d.MaxOpenZones != 0 && d.MaxOpenZones < RecommendedOpenZones {
+		ws = append(ws, Problem{CodeFewOpenZones, fmt.Sprintf(
+			"%s allows %d open zones: above the %d at which RocksDB stalled on ZenFS, below the %d seen to work. "+
+				"MyRocks as configured here keeps up to 8 memtables (and as many WAL files holding zones) and runs "+
+				"8 background jobs, which by ZenFS's zone accounting needs about 13; when writers run out of zones "+
+				"ZenFS hangs without an error. Prefer a device or namespace with max_open_zones of %d or more.",
+			d.Name, d.MaxOpenZones, MinOpenZones-1, RecommendedOpenZones, RecommendedOpenZones)})
+	}
+	if d.MaxActiveZones != 0 && d.MaxActiveZones < RecommendedActiveZones {
+		ws = append(ws, Problem{CodeFewActiveZones, fmt.Sprintf(
+			"%s allows %d active zones, fewer than the %d seen to work with ZenFS and RocksDB; every zone being "+
+				"written is active, so the same risk as a low open-zone limit applies.",
+			d.Name, d.MaxActiveZones, RecommendedActiveZones)})
+	}
+	return ws
 }
 
 func notHostManaged(d Device) Problem {
@@ -157,6 +234,15 @@ func inspectProblem(name string, err error) (Problem, bool) {
 				"device name and that the pod runs on the node that has it.", name, name)}, true
 	}
 	return Problem{}, false
+}
+
+// BusyProblem explains an exclusive open that failed with EBUSY.
+func BusyProblem(devPath string, err error) Problem {
+	return Problem{CodeDeviceBusy, fmt.Sprintf(
+		"%s is busy: another holder has it open exclusively (%v): a mysqld or RocksDB still running on it "+
+			"(in another pod, or one not yet stopped), a zenfs command, or a mounted filesystem. Nothing was "+
+			"read or changed. Stop that process (on the node, `fuser -v %s` names it); the pod retries.",
+		devPath, err, devPath)}
 }
 
 // AccessProblem explains why the device node could not be opened.

@@ -33,7 +33,7 @@ func TestPreflightRecordedDevices(t *testing.T) {
 		{"zram0", CodeNotHostManaged, []string{"zram0 is a conventional"}},
 		{"sdb", CodeNotHostManaged, []string{"host-aware", "host-managed"}},
 		{"nullb2", CodeTooFewZones, []string{"has 16 zones", "at least 32"}},
-		{"nullb3", CodeTooFewOpenZones, []string{"only 3 open zones", "at least 4"}},
+		{"nullb3", CodeTooFewOpenZones, []string{"only 3 open zones", "at least 7", "hangs"}},
 		{"nvme0n1p1", CodePartition, []string{"partition of nvme0n1", "whole device"}},
 		{"nullb9", CodeNoSuchDevice, []string{"no such block device", "nullb9"}},
 		{"/dev/nullb0", CodeInvalidName, []string{"not a path"}},
@@ -65,21 +65,32 @@ func fitDevice() Device {
 		Scheduler: "mq-deadline", AvailableSchedulers: []string{"none", "mq-deadline"}}
 }
 
+// The floor: refused at the limits where RocksDB stalled on the real ZenFS
+// (4, 5, 6) and below; accepted from MinOpenZones; warned about up to the 14
+// that completed.
 func TestJudgeLimits(t *testing.T) {
 	tests := []struct {
 		open, active int64
-		codes        string
+		codes        string // refusals
+		warnings     string
 	}{
-		{0, 0, ""},
-		{4, 4, ""},
-		{14, 14, ""},
-		{4, 0, ""},
-		{0, 4, ""},
-		{3, 0, CodeTooFewOpenZones},
-		{2, 2, CodeTooFewOpenZones + "," + CodeTooFewActiveZones},
-		{1, 0, CodeTooFewOpenZones},
-		{0, 3, CodeTooFewActiveZones},
-		{3, 3, CodeTooFewOpenZones + "," + CodeTooFewActiveZones},
+		{0, 0, "", ""}, // no limits (null_blk's default)
+		{14, 14, "", ""},
+		{14, 0, "", ""},
+		{384, 384, "", ""},
+		{4, 4, CodeTooFewOpenZones + "," + CodeTooFewActiveZones, ""}, // DB::Open hung
+		{4, 14, CodeTooFewOpenZones, ""},                              // DB::Open hung
+		{5, 5, CodeTooFewOpenZones + "," + CodeTooFewActiveZones, ""}, // first flush hung
+		{5, 14, CodeTooFewOpenZones, ""},                              // first flush hung
+		{6, 6, CodeTooFewOpenZones + "," + CodeTooFewActiveZones, ""}, // flush + compaction hung
+		{7, 7, "", CodeFewOpenZones + "," + CodeFewActiveZones},       // the floor
+		{7, 0, "", CodeFewOpenZones},
+		{13, 14, "", CodeFewOpenZones},
+		{14, 13, "", CodeFewActiveZones},
+		{0, 6, CodeTooFewActiveZones, ""},
+		{0, 7, "", CodeFewActiveZones},
+		{1, 0, CodeTooFewOpenZones, ""},
+		{3, 3, CodeTooFewOpenZones + "," + CodeTooFewActiveZones, ""},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("open%d_active%d", tt.open, tt.active), func(t *testing.T) {
@@ -88,7 +99,41 @@ func TestJudgeLimits(t *testing.T) {
 			if got := codes(Judge(d)); got != tt.codes {
 				t.Errorf("Judge = %q, want %q", got, tt.codes)
 			}
+			if got := codes(Advise(d)); got != tt.warnings {
+				t.Errorf("Advise = %q, want %q", got, tt.warnings)
+			}
 		})
+	}
+}
+
+// The messages say what happens and what to do.
+func TestZoneLimitMessages(t *testing.T) {
+	d := fitDevice()
+	d.MaxOpenZones, d.MaxActiveZones = 6, 6
+	ps := Judge(d)
+	for _, want := range []string{"only 6 open zones", "at least 7", "waits forever", "without an error", "zone_max_open"} {
+		if !strings.Contains(ps[0].Message, want) {
+			t.Errorf("refusal %q lacks %q", ps[0].Message, want)
+		}
+	}
+	d.MaxOpenZones, d.MaxActiveZones = 12, 12
+	ws := Advise(d)
+	for _, want := range []string{"12 open zones", "14 seen to work", "8 memtables", "max_open_zones of 14"} {
+		if !strings.Contains(ws[0].Message, want) {
+			t.Errorf("warning %q lacks %q", ws[0].Message, want)
+		}
+	}
+	// A refused device gets no advice on top of its refusal.
+	d.Scheduler = "none"
+	if ws := Advise(d); len(ws) != 0 {
+		t.Errorf("Advise on a refused device = %+v", ws)
+	}
+}
+
+func TestBusyProblem(t *testing.T) {
+	p := BusyProblem("/dev/nullb0", ErrBusy)
+	if p.Code != CodeDeviceBusy || !strings.Contains(p.Message, "/dev/nullb0 is busy") || !strings.Contains(p.Message, "Nothing was read or changed") {
+		t.Errorf("got %+v", p)
 	}
 }
 

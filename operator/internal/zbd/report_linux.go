@@ -55,13 +55,17 @@ func ReportZones(devPath string, max int) ([]Zone, error) {
 }
 
 func ioctl(f *os.File, req uintptr, buf []byte) error {
+	return ioctlPtr(f, req, unsafe.Pointer(&buf[0]))
+}
+
+func ioctlPtr(f *os.File, req uintptr, arg unsafe.Pointer) error {
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return err
 	}
 	var errno syscall.Errno
 	if err := rc.Control(func(fd uintptr) {
-		_, _, errno = syscall.Syscall(syscall.SYS_IOCTL, fd, req, uintptr(unsafe.Pointer(&buf[0])))
+		_, _, errno = syscall.Syscall(syscall.SYS_IOCTL, fd, req, uintptr(arg))
 	}); err != nil {
 		return err
 	}
@@ -70,3 +74,5 @@ func ioctl(f *os.File, req uintptr, buf []byte) error {
 	}
 	return nil
 }
+
+func putUint64(b []byte, v uint64) { binary.NativeEndian.PutUint64(b, v) }

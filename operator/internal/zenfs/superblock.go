@@ -1,6 +1,7 @@
 package zenfs
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -62,13 +63,36 @@ func MetaZones(zones []zbd.Zone) []zbd.Zone {
 // superblock record. Empty zones are not read: like ZenFS's log reader, it
 // stops at the write pointer.
 func ProbeSuperblock(r io.ReaderAt, metaZones []zbd.Zone) (bool, error) {
-	var starts []int64
+	sb, err := ReadSuperblock(r, metaZones)
+	return sb != nil, err
+}
+
+// ReadSuperblock returns the superblock ZenFS would mount: of the written meta
+// zones that start with a valid superblock record, the one with the highest
+// sequence number (ZenFS::Mount picks the newest log the same way). nil means
+// none was found. It reads 520 bytes per zone and trusts no length field, so
+// data that makes the zenfs utility itself abort (a huge record length read
+// as an allocation size) is simply not a superblock here.
+func ReadSuperblock(r io.ReaderAt, metaZones []zbd.Zone) (*Superblock, error) {
+	var best *Superblock
+	buf := make([]byte, recordHeaderSize+superblockSize)
 	for _, z := range metaZones {
-		if z.WritePointer > z.Start {
-			starts = append(starts, z.Start)
+		if z.WritePointer <= z.Start {
+			continue
+		}
+		ok, err := readRecord(r, z.Start, buf)
+		if err != nil {
+			return nil, err
+		}
+		if !ok || !isSuperblockRecord(buf) {
+			continue
+		}
+		sb := decodeSuperblock(buf[recordHeaderSize:])
+		if best == nil || sb.Sequence > best.Sequence {
+			best = &sb
 		}
 	}
-	return hasSuperblockAt(r, starts)
+	return best, nil
 }
 
 // HasSuperblock checks the first metaZones zones of a device of equal-sized
@@ -88,18 +112,28 @@ func HasSuperblock(r io.ReaderAt, zoneSize int64, metaZones int) (bool, error) {
 func hasSuperblockAt(r io.ReaderAt, starts []int64) (bool, error) {
 	buf := make([]byte, recordHeaderSize+superblockSize)
 	for _, off := range starts {
-		n, err := r.ReadAt(buf, off)
-		if n < len(buf) {
-			if err == nil || errors.Is(err, io.EOF) {
-				continue // the device ends before a whole record: nothing there
-			}
-			return false, fmt.Errorf("reading meta zone at byte %d: %w", off, err)
+		ok, err := readRecord(r, off, buf)
+		if err != nil {
+			return false, err
 		}
-		if isSuperblockRecord(buf) {
+		if ok && isSuperblockRecord(buf) {
 			return true, nil
 		}
 	}
 	return false, nil
+}
+
+// readRecord fills buf from off; ok is false when the device ends before a
+// whole record (nothing there).
+func readRecord(r io.ReaderAt, off int64, buf []byte) (ok bool, err error) {
+	n, err := r.ReadAt(buf, off)
+	if n < len(buf) {
+		if err == nil || errors.Is(err, io.EOF) {
+			return false, nil
+		}
+		return false, fmt.Errorf("reading meta zone at byte %d: %w", off, err)
+	}
+	return true, nil
 }
 
 // isSuperblockRecord reports whether b begins with a ZenFS metadata log
@@ -121,4 +155,59 @@ func isSuperblockRecord(b []byte) bool {
 // maskCRC is RocksDB's crc32c::Mask, which ZenFS applies before storing.
 func maskCRC(crc uint32) uint32 {
 	return (crc>>15 | crc<<17) + crcMaskDelta
+}
+
+// Superblock is the decoded ZenFS superblock (Superblock::DecodeFrom in
+// fs/fs_zenfs.cc); the same fields `zenfs fs-info` prints.
+type Superblock struct {
+	UUID            string
+	Sequence        uint32
+	Version         uint32
+	Flags           uint32
+	BlockSize       uint32
+	ZoneSizeBlocks  uint32
+	NrZones         uint32
+	FinishThreshold uint32
+	// AuxPath is stored with a trailing "/" (zenfs mkfs appends one).
+	AuxPath      string
+	ZenFSVersion string
+}
+
+// Offsets inside the 512-byte superblock: magic (4), uuid (37), seven uint32
+// fields, aux path (256), zenfs version (64), reserved (123).
+const (
+	sbUUIDOff    = 4
+	sbUUIDLen    = 37
+	sbFieldsOff  = sbUUIDOff + sbUUIDLen
+	sbAuxOff     = sbFieldsOff + 7*4
+	sbAuxLen     = 256
+	sbVersionOff = sbAuxOff + sbAuxLen
+	sbVersionLen = 64
+)
+
+// decodeSuperblock decodes the 512 bytes after the record header; the caller
+// has checked the magic and the CRC.
+func decodeSuperblock(b []byte) Superblock {
+	le := binary.LittleEndian
+	field := func(i int) uint32 { return le.Uint32(b[sbFieldsOff+4*i:]) }
+	return Superblock{
+		UUID:            cString(b[sbUUIDOff : sbUUIDOff+sbUUIDLen]),
+		Sequence:        field(0),
+		Version:         field(1),
+		Flags:           field(2),
+		BlockSize:       field(3),
+		ZoneSizeBlocks:  field(4),
+		NrZones:         field(5),
+		FinishThreshold: field(6),
+		AuxPath:         cString(b[sbAuxOff : sbAuxOff+sbAuxLen]),
+		ZenFSVersion:    cString(b[sbVersionOff : sbVersionOff+sbVersionLen]),
+	}
+}
+
+// cString is the NUL-terminated string at the start of a fixed-size field.
+func cString(b []byte) string {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	return string(b)
 }

@@ -1,0 +1,200 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"unicode/utf8"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
+	"github.com/zns-mysql/zns-mysql/operator/internal/dbinit"
+	"github.com/zns-mysql/zns-mysql/operator/internal/event"
+	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
+	"github.com/zns-mysql/zns-mysql/operator/internal/zbd"
+)
+
+// readFormatReport reads the format step's report from the mysqld pod into status.zenfs, overlaid with the
+// newer space the readiness probe published on the pod, and stops with a condition and an Event when the step
+// refused the device or failed.
+func (r *ZNSDatabaseReconciler) readFormatReport(ctx context.Context, db *v1alpha1.ZNSDatabase) (*ctrl.Result, error) {
+	pod := &corev1.Pod{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: db.Namespace, Name: db.PodName()}, pod)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	term := formatTermination(pod)
+	if term == nil {
+		return nil, nil
+	}
+	report, raw := parseReport(term)
+	wasFormatted := isFormatted(db)
+	if report != nil && report.ZenFS != nil {
+		z := zenfsStatus(report.ZenFS)
+		if z.Free != nil {
+			at := term.FinishedAt
+			z.SpaceUpdatedAt = &at
+		}
+		carrySpace(db.Status.ZenFS, z)
+		r.applySpace(ctx, db, z, pod)
+		db.Status.ZenFS = z
+	}
+	// The zone capacity is only in the zone report, which format is the first to read for a zonedDevice.
+	if report != nil && report.Device != nil && report.Device.ZoneCapacityBytes > 0 && db.Status.Device != nil {
+		db.Status.Device.ZoneCapacity = quantity(report.Device.ZoneCapacityBytes)
+	}
+	if term.ExitCode == 0 {
+		if report != nil && report.ZenFS != nil && report.ZenFS.Action == dbinit.ActionFormat && !wasFormatted {
+			event.Formatted.Emit(db, r.Recorder, fmt.Sprintf("created ZenFS on %s: %s", describeDevice(db), report.ZenFS.Reason))
+		}
+		return nil, nil
+	}
+	reason, ev, detail := formatFailure(report, raw)
+	msg := fmt.Sprintf("the format step for %s stopped mysqld from starting: %s", describeDevice(db), detail)
+	if !isBlockedBy(db, reason) {
+		ev.Emit(db, r.Recorder, msg)
+	}
+	blocked(db, reason, msg)
+	return &ctrl.Result{}, nil
+}
+
+func formatTermination(pod *corev1.Pod) *corev1.ContainerStateTerminated {
+	for _, cs := range pod.Status.InitContainerStatuses {
+		if cs.Name != resources.FormatContainer {
+			continue
+		}
+		if cs.State.Terminated != nil {
+			return cs.State.Terminated
+		}
+		return cs.LastTerminationState.Terminated
+	}
+	return nil
+}
+
+// formatFailure names why the format step failed: a condition reason a user can act on (the device is busy,
+// zenfs aborted on the data, the aux directory is unusable, ...), the Event kind, and the detail.
+func formatFailure(report *dbinit.Report, raw string) (reason string, ev event.Event, detail string) {
+	switch {
+	case report == nil:
+		return "FormatFailed", event.FormatFailed, raw
+	case report.ZenFS != nil && report.ZenFS.Action == dbinit.ActionRefuse:
+		return "FormatRefused", event.FormatRefused, report.ZenFS.Reason
+	case len(report.Problems) > 0:
+		for _, p := range report.Problems {
+			if p.Code == zbd.CodeDeviceBusy {
+				return "DeviceBusy", event.DeviceBusy, p.Message
+			}
+		}
+		return "DeviceRefused", event.DeviceRefused, joinProblems(report)
+	case report.Error != "":
+		return conditionReason(report.ErrorReason, "FormatFailed"), event.FormatFailed, report.Error
+	}
+	return "FormatFailed", event.FormatFailed, raw
+}
+
+// reasonPattern is what the API server accepts as a condition reason.
+var reasonPattern = regexp.MustCompile(`^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$`)
+
+// conditionReason uses reason from a pod's report when it is a valid condition reason, else fallback: a pod
+// must not be able to make the status unwritable.
+func conditionReason(reason, fallback string) string {
+	if len(reason) <= 64 && reasonPattern.MatchString(reason) {
+		return reason
+	}
+	return fallback
+}
+
+// carrySpace keeps in z the space the status already shows when it was measured after the format step's df
+// (by the readiness probe): the pod's annotation holds only the latest measurement, which may be a failure.
+func carrySpace(prev, z *v1alpha1.ZenFSStatus) {
+	if prev == nil || prev.SpaceUpdatedAt == nil || z.SpaceUpdatedAt == nil || !prev.SpaceUpdatedAt.After(z.SpaceUpdatedAt.Time) {
+		return
+	}
+	z.Free, z.Used, z.Reclaimable = prev.Free, prev.Used, prev.Reclaimable
+	z.SpaceUpdatedAt, z.SpaceError = prev.SpaceUpdatedAt, prev.SpaceError
+}
+
+// applySpace overlays z with the space the readiness probe published on the pod, when it is newer than what z
+// holds. A failed measurement keeps the figures and says why.
+func (r *ZNSDatabaseReconciler) applySpace(ctx context.Context, db *v1alpha1.ZNSDatabase, z *v1alpha1.ZenFSStatus, pod *corev1.Pod) {
+	v, ok := pod.Annotations[v1alpha1.AnnotationZenFSSpace]
+	if !ok {
+		return
+	}
+	s, err := dbinit.ParseSpace(v)
+	if err != nil {
+		log.FromContext(ctx).Info("ignoring the pod's ZenFS space annotation", "pod", pod.Name, "error", err.Error())
+		return
+	}
+	if z.SpaceUpdatedAt != nil && !s.At.After(z.SpaceUpdatedAt.Time) {
+		return // measured before the format step's df: stale
+	}
+	if s.Error != "" {
+		z.SpaceError = shorten(s.Error, 512)
+		if prev := db.Status.ZenFS; prev == nil || prev.SpaceError != z.SpaceError {
+			event.SpaceFailed.Emit(db, r.Recorder, fmt.Sprintf("measuring ZenFS space on %s (%s): %s",
+				describeDevice(db), conditionReason(s.ErrorReason, "ZenFSFailed"), z.SpaceError))
+		}
+		return
+	}
+	at := metav1.NewTime(s.At)
+	z.SpaceUpdatedAt, z.SpaceError = &at, ""
+	z.Free = resource.NewQuantity(s.FreeBytes, resource.BinarySI)
+	z.Used = resource.NewQuantity(s.UsedBytes, resource.BinarySI)
+	z.Reclaimable = resource.NewQuantity(s.ReclaimableBytes, resource.BinarySI)
+}
+
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+func isFormatted(db *v1alpha1.ZNSDatabase) bool {
+	return db.Status.ZenFS != nil && db.Status.ZenFS.LastAction == string(dbinit.ActionFormat) && db.Status.ZenFS.Present
+}
+
+func zenfsStatus(z *dbinit.ZenFSState) *v1alpha1.ZenFSStatus {
+	s := &v1alpha1.ZenFSStatus{Present: z.Present, LastAction: string(z.Action), Message: z.Reason, UUID: z.UUID,
+		ZonesReset: int32(min(z.ZonesReset, 1<<31-1))}
+	if z.FreeBytes != nil {
+		s.Free = resource.NewQuantity(*z.FreeBytes, resource.BinarySI)
+	}
+	if z.UsedBytes != nil {
+		s.Used = resource.NewQuantity(*z.UsedBytes, resource.BinarySI)
+	}
+	if z.ReclaimableBytes != nil {
+		s.Reclaimable = resource.NewQuantity(*z.ReclaimableBytes, resource.BinarySI)
+	}
+	return s
+}
+
+// reconcileIdentity gives a zoned database's pod its service account and the Role that lets it annotate its
+// own pod (see resources.ServiceAccount), before the StatefulSet names them.
+func (r *ZNSDatabaseReconciler) reconcileIdentity(ctx context.Context, st *state) (*ctrl.Result, error) {
+	db := st.db
+	if !db.IsZoned() {
+		return nil, nil
+	}
+	if err := r.apply(ctx, resources.ServiceAccount(db)); err != nil {
+		return nil, err
+	}
+	if err := r.apply(ctx, resources.PodRole(db)); err != nil {
+		return nil, err
+	}
+	return nil, r.apply(ctx, resources.PodRoleBinding(db))
+}
