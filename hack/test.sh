@@ -5,9 +5,10 @@
 #   1 Debian packages          hack/install-deps.sh (MariaDB + MyRocks, sysbench, fio, QEMU, debootstrap, ...)
 #   2 Go modules               go mod download
 #   3 generated files, gofmt, go vet
-#   4 Kubernetes and tools     hack/kubernetes.sh (envtest and the kind node share one build), helm, the QEMU
-#                              guest; cached under $ZNS_CACHE_DIR, rebuilt when missing
-#   5 images and node image    the bench, MariaDB and operator images; the offline kind node image
+#   4 builds, side by side     hack/kubernetes.sh (envtest and the kind node share one build), the kind node
+#                              image, helm, the QEMU guest, the bench/MariaDB/operator images; cached under
+#                              $ZNS_CACHE_DIR (rebuilt when missing); each background build logs to a file
+#   5 waiting for them         with their progress
 #   6 tests                    pure Go, real MariaDB on loopback, envtest, chart, QEMU guest, images
 #   7 end to end               a kind cluster of its own (zns-test; a loop device for the refusal test when
 #                              root), the images loaded, test/e2e, then the cluster deleted
@@ -70,47 +71,63 @@ stage 3 "generated files, gofmt, go vet"
 make -s --no-print-directory check-generate fmt-check vet ||
   fail 3 "fix what is shown above: 'make generate' rewrites the generated files, 'gofmt -w operator test hack' formats"
 
-# --- 4 -----------------------------------------------------------------------------------------------------
-stage 4 "Kubernetes binaries (envtest and the kind node: one build), helm, the QEMU guest"
-# The QEMU guest (downloads and unpacking, disk bound) builds beside the Go builds (CPU bound).
-qemu_log="$cache_root/last-qemu-guest.log"
-hack/qemu/build-guest.sh >"$qemu_log.out" 2>"$qemu_log" &
-qemu_pid=$!
+# --- 4-5 ---------------------------------------------------------------------------------------------------
+# The builds run side by side, each into its own log: the Go builds (Kubernetes, the node's parts, helm) use
+# the CPUs while debootstrap, apt in docker and the kernel download wait on the network and the disk.
+logs="$cache_root/last-test-logs"
+mkdir -p "$logs"
+declare -A bg_pid=() bg_log=()
+# bg NAME CMD...: start CMD in the background, its output (stdout too) in $logs/NAME.log.
+bg() {
+  local name=$1
+  shift
+  bg_log[$name]="$logs/${name}.log"
+  "$@" >"${bg_log[$name]}" 2>&1 &
+  bg_pid[$name]=$!
+  log "${name}: building in the background (log: ${bg_log[$name]})"
+}
+# bg_wait STAGE NAME WHAT-TO-DO: wait for NAME with progress lines; on failure show its log's end and stop.
+bg_wait() {
+  local stage=$1 name=$2 todo=$3 rc=0
+  heartbeat --log "${bg_log[$name]}" "$name" "" wait "${bg_pid[$name]}" || rc=$?
+  if ((rc != 0)); then
+    tail -n 40 "${bg_log[$name]}" >&2
+    fail "$stage" "${name} failed (exit ${rc}; above, the end of ${bg_log[$name]}). ${todo}"
+  fi
+  log "${name}: done"
+}
+
+stage 4 "builds: Kubernetes (envtest$([[ "$e2e_mode" == own ]] && printf ' and the kind node image')), helm, the QEMU guest$( ((docker_ok)) && printf ', the images')"
+bg qemu-guest hack/qemu/build-guest.sh
+if ((docker_ok)); then bg images hack/images/build.sh bench mariadb operator; fi
+if [[ "$e2e_mode" == own ]]; then
+  # the node image builds the Kubernetes binaries envtest uses too (hack/kubernetes.sh node)
+  bg node-image hack/kind/build-node-image.sh
+fi
+helm=$(hack/helm.sh) || fail 4 "building helm failed (above); a rerun resumes from the Go build cache"
+# the node set when the node image needs it too: whichever of the two calls gets the lock builds all of it
 kube_set=envtest
 [[ "$e2e_mode" == own ]] && kube_set=node
-assets=$(hack/kubernetes.sh "$kube_set") || fail 4 "building the Kubernetes binaries failed (above); a rerun resumes from the Go build cache"
-helm=$(hack/helm.sh) || fail 4 "building helm failed (above)"
-qemu_rc=0
-heartbeat --log "$qemu_log" "QEMU guest" "hack/qemu/build-guest.sh" wait "$qemu_pid" || qemu_rc=$?
-case "$qemu_rc" in
-  0) log "QEMU guest: $(cat "$qemu_log.out")" ;;
-  3)
-    cat "$qemu_log" >&2
-    # the guest tier skips (or, with ZNS_REQUIRE_QEMU=1, fails) and says what is missing
-    log "the QEMU guest cannot be built here (above); its tests will say what they need"
-    ;;
-  *)
-    cat "$qemu_log" >&2
-    fail 4 "building the QEMU guest failed (above; hack/qemu/build-guest.sh alone shows it again)"
-    ;;
-esac
+assets=$(hack/kubernetes.sh "$kube_set") ||
+  fail 4 "building the Kubernetes binaries failed (above); a rerun resumes from the Go build cache"
 
-# --- 5 -----------------------------------------------------------------------------------------------------
-stage 5 "images (bench, MariaDB stand-in, operator)$([[ "$e2e_mode" == own ]] && printf ' and the kind node image')"
+stage 5 "waiting for the background builds"
+# the guest tier skips (or, with ZNS_REQUIRE_QEMU=1, fails) and says what is missing when build-guest.sh
+# exits 3: a prerequisite it names is missing
+qemu_rc=0
+heartbeat --log "${bg_log[qemu-guest]}" qemu-guest "" wait "${bg_pid[qemu-guest]}" || qemu_rc=$?
+case "$qemu_rc" in
+  0) log "qemu-guest: $(tail -n 1 "${bg_log[qemu-guest]}")" ;;
+  3) tail -n 5 "${bg_log[qemu-guest]}" >&2; log "the QEMU guest cannot be built here (above); its tests will say what they need" ;;
+  *) tail -n 40 "${bg_log[qemu-guest]}" >&2; fail 5 "building the QEMU guest failed (above; hack/qemu/build-guest.sh alone shows it again)" ;;
+esac
 if ((docker_ok)); then
-  node_pid=""
-  if [[ "$e2e_mode" == own ]]; then
-    # the node image's remaining parts and its rootfs build beside the images
-    hack/kind/build-node-image.sh >/dev/null &
-    node_pid=$!
-  fi
-  hack/images/build.sh bench mariadb operator || fail 5 "building the images failed (above; the build logs are in ${cache_root}/images)"
-  if [[ -n "$node_pid" ]]; then
-    heartbeat "kind node image" "hack/kind/build-node-image.sh" wait "$node_pid" ||
-      fail 5 "building the kind node image failed (above); ZNS_E2E=0 make test runs everything but the e2e tier"
-  fi
+  bg_wait 5 images "hack/images/build.sh bench mariadb operator alone shows it again; the build logs are in ${cache_root}/images"
 else
   log "no usable Docker Engine: the images are not built; their tests and the e2e suite will skip and say so"
+fi
+if [[ "$e2e_mode" == own ]]; then
+  bg_wait 5 node-image "ZNS_E2E=0 make test runs everything but the e2e tier"
 fi
 
 # --- 6-7 ---------------------------------------------------------------------------------------------------

@@ -130,7 +130,7 @@ fast_path() {
   if image_ok; then
     log "cached in docker: ${IMAGE} (recipe ${RECIPE})"
     if [[ "$SAVE" == 1 && ! -f "$SAVED" ]] || [[ "$SAVE" == 1 && "$(cat "${NODE_DIR}/recipe" 2>/dev/null)" != "$RECIPE" ]]; then
-      step "docker save (cache)" save_image
+      save_in_background
     fi
     done_ok
   fi
@@ -142,6 +142,18 @@ fast_path() {
   fi
 }
 
+# save_in_background: save_image without making anyone wait for it (~30 s): the image is in docker already,
+# and the tarball only matters once docker has lost it. A save still running holds the cache's lock (fd 9,
+# inherited), so the next slow-path build waits for it; the tarball is renamed into place only when whole.
+save_in_background() {
+  if compgen -G "${NODE_DIR}/.node-image.*" >/dev/null; then
+    log "a save of ${IMAGE} into the cache is already running"
+    return 0
+  fi
+  log "saving ${IMAGE} into ${SAVED} in the background (for when docker has lost it)"
+  (save_image >/dev/null 2>&1 || rm -f "${NODE_DIR}"/.node-image.*) &
+  disown
+}
 # save_image: docker save | gzip into the cache, atomically.
 save_image() {
   local tmp gz=gzip
@@ -181,12 +193,16 @@ WORK=$(mktemp -d "${ROOT}/.work.XXXXXX") || die "cannot create a scratch directo
 BUILD_CONTAINER=""
 BASE_IMAGE=""
 ROOTFS_PID=""
+KUBE_PID=""
 cleanup() {
-  # a background rootfs build runs in its own process group (set -m below): stop all of it
-  if [[ -n "$ROOTFS_PID" ]] && kill -0 "$ROOTFS_PID" 2>/dev/null; then
-    "${SUDO[@]}" kill -TERM -- "-${ROOTFS_PID}" 2>/dev/null || true
-    wait "$ROOTFS_PID" 2>/dev/null || true
-  fi
+  # the background builds run in their own process groups (set -m below): stop all of each
+  local pid
+  for pid in "$ROOTFS_PID" "$KUBE_PID"; do
+    if [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null; then
+      "${SUDO[@]}" kill -TERM -- "-${pid}" 2>/dev/null || true
+      wait "$pid" 2>/dev/null || true
+    fi
+  done
   if [[ -n "$BUILD_CONTAINER" ]]; then docker rm -f -v "$BUILD_CONTAINER" >/dev/null 2>&1 || true; fi
   if [[ -n "$BASE_IMAGE" ]]; then docker rmi "$BASE_IMAGE" >/dev/null 2>&1 || true; fi
   "${SUDO[@]}" rm -rf "$WORK"
@@ -376,15 +392,20 @@ if [[ ! -f "${PARTS}/${ROOTFS_PART}/.complete" || "$REBUILD" == 2 ]]; then
 fi
 PART_N=1
 
+# The Kubernetes binaries (the longest build) compile beside the other parts: two go builds keep both cores
+# busy through each other's serial stretches (big packages, links). CoreDNS's version is kubeadm's constant,
+# read from the source here and checked against kubeadm's own image list once that is built.
 if [[ ! -f "${PARTS}/${KUBE_PART}/.complete" || "$REBUILD" == 2 ]]; then
-  KUBE_DIR=$("${REPO_ROOT}/hack/kubernetes.sh" node) || die "building the Kubernetes binaries failed (see the output above)"
+  set -m
+  "${REPO_ROOT}/hack/kubernetes.sh" node >"${WORK}/kube-dir" &
+  KUBE_PID=$!
+  set +m
+  log "part 2/${PARTS_TOTAL} ${KUBE_PART}: building in the background (hack/kubernetes.sh)"
 fi
-part "$KUBE_PART" build_kubernetes
-ETCD_TAG=$(image_tag etcd)
-COREDNS_TAG=$(image_tag coredns)
-PAUSE_TAG=$(image_tag pause)
-[[ -n "$ETCD_TAG" && -n "$COREDNS_TAG" && -n "$PAUSE_TAG" ]] ||
-  die "kubeadm's image list lacks etcd, coredns or pause: $(tr '\n' ' ' <"${PARTS}/${KUBE_PART}/images.txt")"
+COREDNS_TAG=$(sed -nE 's/^[[:space:]]*CoreDNSVersion[[:space:]]*=[[:space:]]*"([^"]+)".*/\1/p' \
+  "$(go_mod_dir "k8s.io/kubernetes@v${K8S_VERSION}")/cmd/kubeadm/app/constants/constants.go")
+[[ "$COREDNS_TAG" =~ ^v[0-9]+\.[0-9]+\.[0-9]+$ ]] || die "no CoreDNSVersion in kubeadm's constants.go of k8s.io/kubernetes v${K8S_VERSION}"
+PART_N=2
 part "containerd-${CONTAINERD_VER}" build_containerd
 part "runc-${RUNC_VER}" build_runc
 part "cni-plugins-${CNI_VER}" build_cni
@@ -394,6 +415,22 @@ busybox_version
 part "busybox-${BUSYBOX_VERSION//[:~+]/_}" build_busybox
 BUSYBOX="${PARTS}/busybox-${BUSYBOX_VERSION//[:~+]/_}/busybox"
 HELPER_IMAGE="zns-mysql.local/local-path-helper:busybox-${BUSYBOX_VERSION//[:~+]/_}"
+
+if [[ -n "$KUBE_PID" ]]; then
+  heartbeat "waiting for part 2/${PARTS_TOTAL} ${KUBE_PART}" "hack/kubernetes.sh" wait "$KUBE_PID" ||
+    die "building the Kubernetes binaries failed (see the output above); a rerun resumes from the Go build cache"
+  KUBE_PID=""
+  KUBE_DIR=$(cat "${WORK}/kube-dir")
+fi
+PART_N=1
+part "$KUBE_PART" build_kubernetes
+PART_N=$PARTS_TOTAL
+ETCD_TAG=$(image_tag etcd)
+PAUSE_TAG=$(image_tag pause)
+[[ -n "$ETCD_TAG" && -n "$PAUSE_TAG" ]] ||
+  die "kubeadm's image list lacks etcd or pause: $(tr '\n' ' ' <"${PARTS}/${KUBE_PART}/images.txt")"
+[[ "$(image_tag coredns)" == "$COREDNS_TAG" ]] ||
+  die "kubeadm's image list names CoreDNS $(image_tag coredns), its constants.go said ${COREDNS_TAG}"
 
 if [[ -n "$ROOTFS_PID" ]]; then
   rc=0
@@ -671,6 +708,6 @@ step "docker import" import_base
 step "start build container" start_build_container
 step "ctr import images" import_images
 step "docker commit" finish_container
-if [[ "$SAVE" == 1 ]]; then step "docker save (cache)" save_image; fi
+if [[ "$SAVE" == 1 ]]; then save_in_background; fi
 log "built ${IMAGE} ($(docker image inspect -f '{{.Size}}' "$IMAGE" | awk '{ printf "%.0f MB", $1 / 1e6 }'))"
 done_ok
