@@ -30,6 +30,7 @@ var (
 	ConfigUpdated   = Event{corev1.EventTypeNormal, "ConfigUpdated", "mysqld configuration is now in ConfigMap %q"}
 	DeviceConflict  = Event{corev1.EventTypeWarning, "DeviceConflict", "%s"}
 	ClaimInvalid    = Event{corev1.EventTypeWarning, "InvalidClaim", "%s"}
+	ClaimUnbound    = Event{corev1.EventTypeWarning, "ClaimUnbound", "%s"}
 	PreflightFailed = Event{corev1.EventTypeWarning, "PreflightFailed", "%s"}
 	DeviceRefused   = Event{corev1.EventTypeWarning, "DeviceRefused", "%s"}
 	DeviceAccepted  = Event{corev1.EventTypeNormal, "DeviceAccepted", "%s"}
@@ -38,6 +39,7 @@ var (
 	Available       = Event{corev1.EventTypeNormal, "Available", "mysqld is ready at %s"}
 	Unavailable     = Event{corev1.EventTypeWarning, "Unavailable", "%s"}
 	DeviceReleased  = Event{corev1.EventTypeNormal, "DeviceReleased", "released %s without touching its data"}
+	ChildRejected   = Event{corev1.EventTypeWarning, "ChildRejected", "%s"}
 )
 
 // Benchmark events.
