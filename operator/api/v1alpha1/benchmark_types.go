@@ -31,6 +31,7 @@ const (
 // +kubebuilder:printcolumn:name="Workload",type=string,JSONPath=`.spec.workload`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Progress",type=string,JSONPath=`.status.progress`
+// +kubebuilder:printcolumn:name="Waiting",type=string,JSONPath=`.status.conditions[?(@.type=="TargetsReady")].reason`,priority=1
 // +kubebuilder:printcolumn:name="Baseline",type=string,JSONPath=`.status.baseline`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must hold only lowercase letters, digits and '-' (no '.'): it starts the names of the Benchmark's Jobs"
@@ -226,7 +227,8 @@ type BenchmarkStatus struct {
 	// +optional
 	StartAt *metav1.Time `json:"startAt,omitempty"`
 
-	// PhaseSince is when the current phase began (timeouts count from it).
+	// PhaseSince is when the current phase began, or, while waiting for targets, when the current reason to
+	// wait began (timeouts count from it).
 	// +optional
 	PhaseSince *metav1.Time `json:"phaseSince,omitempty"`
 
@@ -246,7 +248,8 @@ type BenchmarkStatus struct {
 	// +optional
 	Targets []TargetStatus `json:"targets,omitempty"`
 
-	// Conditions: Completed, Failed.
+	// Conditions: TargetsReady (every target exists, is held by this Benchmark and is Available; its reason
+	// says what the Benchmark waits for: TargetsMissing, TargetsBusy, TargetsUnavailable), Completed, Failed.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
@@ -271,9 +274,20 @@ type TargetStatus struct {
 	// State of the target: Pending, Prepared, Verified, Done or Failed.
 	// +optional
 	State TargetState `json:"state,omitempty"`
-	// Message explains a failure.
+	// Reason names why the target failed, from a fixed set (docs/benchmark.md lists them): AccessDenied,
+	// ConnectionFailed, ConnectionLost, MissingTables, Crashed, Interrupted, StartMissed, RowCountMismatch,
+	// SQLError, InvalidOutput, TimedOut, PodLost, TargetNotFound, TargetDeleted, TargetUnavailable,
+	// JobRejected or Other.
+	// +kubebuilder:validation:Enum=AccessDenied;ConnectionFailed;ConnectionLost;MissingTables;Crashed;Interrupted;StartMissed;RowCountMismatch;SQLError;InvalidOutput;TimedOut;PodLost;TargetNotFound;TargetDeleted;TargetUnavailable;JobRejected;Other
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// Message is the detail of a failure: the cause, then what the step printed last.
 	// +optional
 	Message string `json:"message,omitempty"`
+	// Notes are warnings about results that were kept, such as a run in which many transactions ended in an
+	// error sysbench ignores.
+	// +optional
+	Notes []string `json:"notes,omitempty"`
 	// Engine and Storage of the database, copied for the comparison table.
 	// +optional
 	Engine string `json:"engine,omitempty"`

@@ -13,6 +13,11 @@ const (
 	LabelName      = "app.kubernetes.io/name"
 	LabelInstance  = "app.kubernetes.io/instance"
 	LabelComponent = "app.kubernetes.io/component"
+	// AnnotationBenchmark names the Benchmark that is using a ZNSDatabase, and AnnotationBenchmarkUID its UID:
+	// a database serves one Benchmark at a time (profile switches and prepared tables are per Benchmark).
+	// Another Benchmark naming the database waits until the holder removes them.
+	AnnotationBenchmark    = "zns-mysql.dev/benchmark"
+	AnnotationBenchmarkUID = "zns-mysql.dev/benchmark-uid"
 	// AnnotationOwner names the ZNSDatabase ("<namespace>/<name>") on cluster-scoped objects, which cannot
 	// carry an owner reference to a namespaced owner.
 	AnnotationOwner = "zns-mysql.dev/owner"

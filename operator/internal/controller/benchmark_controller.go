@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -23,6 +24,7 @@ import (
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
 	"github.com/zns-mysql/zns-mysql/operator/internal/event"
+	"github.com/zns-mysql/zns-mysql/operator/internal/failreason"
 	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
 )
 
@@ -32,15 +34,18 @@ const BenchmarkFinalizer = "zns-mysql.dev/benchmark-finalizer"
 
 // Benchmark condition types.
 const (
-	ConditionCompleted = "Completed"
-	ConditionFailed    = "Failed"
+	ConditionTargetsReady = "TargetsReady"
+	ConditionCompleted    = "Completed"
+	ConditionFailed       = "Failed"
 )
 
 // BenchmarkReconciler drives a Benchmark through the methodology with one Job per target and phase.
 type BenchmarkReconciler struct {
 	client.Client
 	Recorder record.EventRecorder
-	Logs     PodLogs
+	// APIReader reads around the cache where a stale read would do harm (who holds a database).
+	APIReader client.Reader
+	Logs      PodLogs
 	// Image is the default bench image.
 	Image string
 	// Now is the clock (tests may move it).
@@ -100,8 +105,8 @@ func (r *BenchmarkReconciler) step(ctx context.Context, b *v1alpha1.Benchmark) (
 		return r.prepare(ctx, b)
 	case v1alpha1.BenchmarkRunning:
 		return r.run(ctx, b)
-	default: // Completed, Failed: only make sure no database is left in bulkload.
-		return ctrl.Result{}, r.restoreProfiles(ctx, b)
+	default: // Completed, Failed: only make sure nothing runs, no database is left in bulkload or held.
+		return ctrl.Result{}, r.settle(ctx, b)
 	}
 }
 
@@ -136,14 +141,65 @@ func (r *BenchmarkReconciler) start(b *v1alpha1.Benchmark) {
 	event.BenchmarkStarted.Emit(b, r.Recorder, len(b.Spec.Targets), b.Spec.Workload)
 }
 
-// failTarget marks one target failed; the others go on.
-func (r *BenchmarkReconciler) failTarget(b *v1alpha1.Benchmark, ts *v1alpha1.TargetStatus, e event.Event, msg string) {
-	if ts.State == v1alpha1.TargetFailed {
+// failTarget marks one target failed with a reason from the fixed set (anything else is Other). Before the
+// runs that fails the Benchmark (failedBeforeRun); during a run the others finish the iteration.
+func (r *BenchmarkReconciler) failTarget(b *v1alpha1.Benchmark, ts *v1alpha1.TargetStatus, e event.Event, reason, msg string) {
+	if ts == nil || ts.State == v1alpha1.TargetFailed {
 		return
 	}
+	if !slices.Contains(failreason.All, reason) {
+		reason = failreason.Other
+	}
 	ts.State = v1alpha1.TargetFailed
+	ts.Reason = reason
 	ts.Message = msg
-	e.Emit(b, r.Recorder, fmt.Sprintf("target %s: %s", ts.Name, msg))
+	e.Emit(b, r.Recorder, fmt.Sprintf("target %s: %s: %s", ts.Name, reason, msg))
+}
+
+// failedBeforeRun ends the Benchmark when a target failed before the runs: it never runs with fewer targets
+// than it lists, since a comparison of other targets than those asked for is another comparison.
+func (r *BenchmarkReconciler) failedBeforeRun(ctx context.Context, b *v1alpha1.Benchmark, step string) (ctrl.Result, bool, error) {
+	var failed []string
+	for _, ts := range b.Status.Targets {
+		if ts.State == v1alpha1.TargetFailed {
+			failed = append(failed, fmt.Sprintf("%s (%s: %s)", ts.Name, ts.Reason, firstLine(ts.Message)))
+		}
+	}
+	if len(failed) == 0 {
+		return ctrl.Result{}, false, nil
+	}
+	res, err := r.abort(ctx, b, "TargetFailed", fmt.Sprintf("target %s failed while %s; the Benchmark runs only with all of its targets, so no run started",
+		strings.Join(failed, ", "), step))
+	return res, true, err
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// abort ends the Benchmark as Failed without results: its Jobs are stopped, its targets handed back.
+func (r *BenchmarkReconciler) abort(ctx context.Context, b *v1alpha1.Benchmark, reason, msg string) (ctrl.Result, error) {
+	t := metav1.NewTime(r.now())
+	b.Status.CompletedAt = &t
+	b.Status.StartAt = nil
+	r.setPhase(b, v1alpha1.BenchmarkFailed, "failed: "+reason)
+	meta.SetStatusCondition(&b.Status.Conditions, metav1.Condition{Type: ConditionFailed, Status: metav1.ConditionTrue,
+		Reason: reason, Message: msg, ObservedGeneration: b.Generation})
+	event.BenchmarkFailed.Emit(b, r.Recorder, msg)
+	return ctrl.Result{}, r.settle(ctx, b)
+}
+
+// settle leaves nothing behind a finished Benchmark: no Job still running, no database in bulkload, none
+// held. Each step is idempotent; a failed one is retried on the next reconcile.
+func (r *BenchmarkReconciler) settle(ctx context.Context, b *v1alpha1.Benchmark) error {
+	if err := r.stopJobs(ctx, b, ""); err != nil {
+		return err
+	}
+	if err := r.restoreProfiles(ctx, b); err != nil {
+		return err
+	}
+	return r.releaseAll(ctx, b)
 }
 
 // active are the targets that have not failed.
@@ -172,33 +228,31 @@ func (r *BenchmarkReconciler) finish(ctx context.Context, b *v1alpha1.Benchmark,
 		}
 	}
 	if done == 0 {
-		msg := "no target finished: " + why
-		r.setPhase(b, v1alpha1.BenchmarkFailed, "failed")
-		meta.SetStatusCondition(&b.Status.Conditions, metav1.Condition{Type: ConditionFailed, Status: metav1.ConditionTrue,
-			Reason: "NoTargetFinished", Message: msg, ObservedGeneration: b.Generation})
-		event.BenchmarkFailed.Emit(b, r.Recorder, msg)
-		return ctrl.Result{}, r.restoreProfiles(ctx, b)
+		return r.abort(ctx, b, "NoTargetFinished", "no target finished: "+why)
 	}
-	msg := fmt.Sprintf("%d of %d targets finished %d iteration(s)", done, len(b.Status.Targets), b.Spec.Iterations)
+	msg := fmt.Sprintf("%d of %d targets finished %d iteration(s)", done, len(b.Status.Targets), b.Status.Iteration)
 	reason := "AllTargetsFinished"
 	if len(failed) > 0 {
 		msg += "; failed: " + strings.Join(failed, ", ")
 		reason = "SomeTargetsFailed"
 	}
+	if why != "" {
+		msg += "; " + why
+	}
 	r.setPhase(b, v1alpha1.BenchmarkCompleted, fmt.Sprintf("%d/%d targets", done, len(b.Status.Targets)))
 	meta.SetStatusCondition(&b.Status.Conditions, metav1.Condition{Type: ConditionCompleted, Status: metav1.ConditionTrue,
 		Reason: reason, Message: msg, ObservedGeneration: b.Generation})
 	event.BenchmarkCompleted.Emit(b, r.Recorder, msg)
-	return ctrl.Result{}, r.restoreProfiles(ctx, b)
+	return ctrl.Result{}, r.settle(ctx, b)
 }
 
-// finalizeBenchmark restores the profiles it switched before the Benchmark goes (its Jobs and ConfigMaps go
-// with it through owner references).
+// finalizeBenchmark stops its Jobs, restores the profiles it switched and releases its targets before the
+// Benchmark goes (its finished Jobs and ConfigMaps go with it through owner references).
 func (r *BenchmarkReconciler) finalizeBenchmark(ctx context.Context, b *v1alpha1.Benchmark) error {
 	if !controllerutil.ContainsFinalizer(b, BenchmarkFinalizer) {
 		return nil
 	}
-	if err := r.restoreProfiles(ctx, b); err != nil {
+	if err := r.settle(ctx, b); err != nil {
 		return err
 	}
 	patch := client.MergeFrom(b.DeepCopy())
@@ -253,10 +307,11 @@ func SetupBenchmark(mgr ctrl.Manager, image string, logs PodLogs) error {
 		logs = ClientsetPodLogs{Clientset: cs}
 	}
 	r := &BenchmarkReconciler{
-		Client:   mgr.GetClient(),
-		Recorder: mgr.GetEventRecorderFor("zns-mysql-operator"), //nolint:staticcheck // core/v1 Events are what kubectl describe shows
-		Logs:     logs,
-		Image:    image,
+		Client:    mgr.GetClient(),
+		Recorder:  mgr.GetEventRecorderFor("zns-mysql-operator"), //nolint:staticcheck // core/v1 Events are what kubectl describe shows
+		APIReader: mgr.GetAPIReader(),
+		Logs:      logs,
+		Image:     image,
 	}
 	return r.SetupWithManager(mgr)
 }

@@ -10,11 +10,14 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
 	"github.com/zns-mysql/zns-mysql/operator/internal/benchresult"
+	"github.com/zns-mysql/zns-mysql/operator/internal/event"
+	"github.com/zns-mysql/zns-mysql/operator/internal/failreason"
 	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
 )
 
@@ -50,8 +53,13 @@ func (r *BenchmarkReconciler) runJob(ctx context.Context, b *v1alpha1.Benchmark,
 	if image == "" {
 		image = r.Image
 	}
-	err = r.Apply(ctx, resources.BenchJob(b, resources.BenchJobInput{Phase: phase, Iteration: it, DB: db, Image: image, StartAt: startAt}),
-		client.FieldOwner(FieldManager), client.ForceOwnership)
+	job := resources.BenchJob(b, resources.BenchJobInput{Phase: phase, Iteration: it, DB: db, Image: image, StartAt: startAt})
+	err = r.Apply(ctx, job, client.FieldOwner(FieldManager), client.ForceOwnership)
+	if apierrors.IsInvalid(err) {
+		// Only the API server can tell (say, requests above limits in spec.resources): a failed step, not a retry.
+		return benchresult.Summary{Phase: phase, OK: false, Reason: failreason.JobRejected,
+			Error: fmt.Sprintf("the API server refused Job %s: %v", *job.Name, err)}, true, nil
+	}
 	return benchresult.Summary{}, false, err
 }
 
@@ -73,16 +81,65 @@ func (r *BenchmarkReconciler) jobResult(ctx context.Context, b *v1alpha1.Benchma
 	if err != nil {
 		return sum, false, true, err
 	}
-	if !found {
+	switch {
+	case !found:
 		sum = benchresult.Summary{Phase: phase, OK: !failed}
 		if failed {
+			sum.Reason = jobReason(job, failreason.PodLost)
 			sum.Error = "its pod ended without a result (evicted, killed or past its deadline): " + jobFailureReason(job)
 		}
-	} else if failed && sum.OK {
+	case failed && sum.OK:
 		sum.OK = false
+		sum.Reason = jobReason(job, failreason.PodLost)
 		sum.Error = "the Job failed after the runner reported success: " + jobFailureReason(job)
+	case failed:
+		// A runner stopped by the Job's deadline reports that it was interrupted; the deadline is the reason.
+		sum.Reason = jobReason(job, sum.Reason)
 	}
 	return sum, true, true, nil
+}
+
+// jobReason is TimedOut when the Job controller stopped the Job at its deadline, otherwise fallback.
+func jobReason(job *batchv1.Job, fallback string) string {
+	for _, c := range job.Status.Conditions {
+		if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue && c.Reason == batchv1.JobReasonDeadlineExceeded {
+			return failreason.TimedOut
+		}
+	}
+	return fallback
+}
+
+// stopJobs deletes the Benchmark's Jobs that have not finished (of one target, or all when target is ""), so
+// that nothing keeps running against a database once its target or the Benchmark is over. Their pods go with
+// them (background propagation): the runner is told to stop and sysbench with it.
+func (r *BenchmarkReconciler) stopJobs(ctx context.Context, b *v1alpha1.Benchmark, target string) error {
+	labels := client.MatchingLabels{resources.LabelBenchmark: b.Name}
+	if target != "" {
+		labels[resources.LabelBenchTarget] = target
+	}
+	jobs := &batchv1.JobList{}
+	if err := r.List(ctx, jobs, client.InNamespace(b.Namespace), labels); err != nil {
+		return err
+	}
+	var stopped []string
+	for i := range jobs.Items {
+		job := &jobs.Items[i]
+		if finished, _, _ := jobFinished(job); finished || !metav1.IsControlledBy(job, b) || !job.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if err := r.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+			return err
+		}
+		stopped = append(stopped, job.Name)
+	}
+	if len(stopped) > 0 {
+		why := "the Benchmark is over"
+		if target != "" {
+			why = "target " + target + " failed"
+		}
+		event.JobsStopped.Emit(b, r.Recorder, strings.Join(stopped, ", "), why)
+	}
+	return nil
 }
 
 func jobFailureReason(job *batchv1.Job) string {
@@ -119,7 +176,11 @@ func (r *BenchmarkReconciler) jobSummary(ctx context.Context, b *v1alpha1.Benchm
 		}
 	}
 	if term != nil && term.ExitCode != 0 {
-		return benchresult.Summary{OK: false, Error: fmt.Sprintf("the runner exited %d (%s): %s", term.ExitCode, term.Reason, lastLines(term.Message, 5))}, true, nil
+		reason := failreason.Other
+		if term.ExitCode > 128 { // killed by a signal (137: OOM-killed or SIGKILL)
+			reason = failreason.Crashed
+		}
+		return benchresult.Summary{OK: false, Reason: reason, Error: fmt.Sprintf("the runner exited %d (%s): %s", term.ExitCode, term.Reason, lastLines(term.Message, 5))}, true, nil
 	}
 	return benchresult.Summary{}, false, nil
 }

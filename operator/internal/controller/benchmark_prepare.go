@@ -10,6 +10,7 @@ import (
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
 	"github.com/zns-mysql/zns-mysql/operator/internal/event"
+	"github.com/zns-mysql/zns-mysql/operator/internal/failreason"
 	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
 )
 
@@ -40,13 +41,13 @@ func (r *BenchmarkReconciler) precondition(ctx context.Context, b *v1alpha1.Benc
 			continue
 		}
 		if !sum.OK {
-			r.failTarget(b, ts, event.PreconditionFailed, "precondition failed: "+sum.Error)
+			r.failTarget(b, ts, event.PreconditionFailed, sum.Reason, "precondition failed: "+sum.Error)
 			continue
 		}
 		ts.Preconditioned, ts.PreconditionWrittenBytes = true, sum.DeviceWrittenBytes
 	}
-	if len(active(b)) == 0 {
-		return r.finish(ctx, b, "every target failed while preconditioning")
+	if res, failed, err := r.failedBeforeRun(ctx, b, "preconditioning"); failed || err != nil {
+		return res, err
 	}
 	if running > 0 {
 		b.Status.Progress = fmt.Sprintf("precondition: %d target(s) left", running)
@@ -85,8 +86,8 @@ func (r *BenchmarkReconciler) prepare(ctx context.Context, b *v1alpha1.Benchmark
 			return ctrl.Result{}, err
 		}
 	}
-	if len(active(b)) == 0 {
-		return r.finish(ctx, b, "every target failed while preparing")
+	if res, failed, err := r.failedBeforeRun(ctx, b, "preparing"); failed || err != nil {
+		return res, err
 	}
 	remaining := 0
 	verifying := true
@@ -128,7 +129,7 @@ func (r *BenchmarkReconciler) prepareTarget(ctx context.Context, b *v1alpha1.Ben
 		}
 		if done {
 			if !sum.OK {
-				r.failTarget(b, ts, event.PrepareFailed, "prepare failed: "+sum.Error)
+				r.failTarget(b, ts, event.PrepareFailed, sum.Reason, "prepare failed: "+sum.Error)
 			} else {
 				ts.State = v1alpha1.TargetPrepared
 			}
@@ -147,7 +148,7 @@ func (r *BenchmarkReconciler) prepareTarget(ctx context.Context, b *v1alpha1.Ben
 		}
 		if !availableWith(db, v1alpha1.ProfileBulkLoad) {
 			if r.timedOut(b) {
-				r.failTarget(b, ts, event.TargetUnavailable, "not Available in the bulkload profile: "+availableMessage(db))
+				r.failTarget(b, ts, event.TargetUnavailable, failreason.TargetUnavailable, "not Available in the bulkload profile: "+availableMessage(db))
 				return r.setProfileBack(ctx, b, ts, db)
 			}
 			return nil
@@ -161,7 +162,7 @@ func (r *BenchmarkReconciler) prepareTarget(ctx context.Context, b *v1alpha1.Ben
 		}
 		if !availableWith(db, v1alpha1.ProfileWorkload) {
 			if r.timedOut(b) {
-				r.failTarget(b, ts, event.TargetUnavailable, "not Available in the workload profile after prepare: "+availableMessage(db))
+				r.failTarget(b, ts, event.TargetUnavailable, failreason.TargetUnavailable, "not Available in the workload profile after prepare: "+availableMessage(db))
 			}
 			return nil
 		}
@@ -170,13 +171,18 @@ func (r *BenchmarkReconciler) prepareTarget(ctx context.Context, b *v1alpha1.Ben
 			return err
 		}
 		ts.Rows = sum.RowsFound
+		// Admission bounds tables x tableSize to 10^10: the product cannot overflow.
 		want := int64(b.Spec.Tables) * b.Spec.TableSize
 		if !sum.OK || sum.RowsFound != want {
 			msg := fmt.Sprintf("found %d rows, expected %d tables x %d rows = %d", sum.RowsFound, b.Spec.Tables, b.Spec.TableSize, want)
 			if sum.Error != "" {
 				msg += ": " + sum.Error
 			}
-			r.failTarget(b, ts, event.RowCountMismatch, msg)
+			reason := sum.Reason
+			if sum.OK || reason == "" {
+				reason = failreason.RowCountMismatch
+			}
+			r.failTarget(b, ts, event.RowCountMismatch, reason, msg)
 			return nil
 		}
 		ts.State = v1alpha1.TargetVerified

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -19,6 +20,8 @@ import (
 
 // run runs one iteration on every active target at once: the Jobs share a start time stored in status before
 // any of them is created, so a restarted operator reuses it instead of starting a second, unsynchronised run.
+// A target that fails during a run does not stop the others' run, but no further iteration starts: a run with
+// fewer targets than listed would measure another comparison.
 func (r *BenchmarkReconciler) run(ctx context.Context, b *v1alpha1.Benchmark) (ctrl.Result, error) {
 	it := b.Status.Iteration
 	if b.Status.StartAt == nil {
@@ -48,7 +51,7 @@ func (r *BenchmarkReconciler) run(ctx context.Context, b *v1alpha1.Benchmark) (c
 			continue
 		}
 		if !sum.OK {
-			r.failTarget(b, ts, event.RunFailed, fmt.Sprintf("run %d failed: %s", it, sum.Error))
+			r.failTarget(b, ts, event.RunFailed, sum.Reason, fmt.Sprintf("run %d failed: %s", it, sum.Error))
 			continue
 		}
 		cm, err := r.keepSeries(ctx, b, it, ts.Name)
@@ -56,6 +59,7 @@ func (r *BenchmarkReconciler) run(ctx context.Context, b *v1alpha1.Benchmark) (c
 			return ctrl.Result{}, err
 		}
 		ts.Iterations = append(ts.Iterations, iterationResult(it, sum, cm))
+		r.noteIgnoredErrors(b, ts, it, sum)
 	}
 	if running > 0 {
 		b.Status.Progress = fmt.Sprintf("run %d/%d: %d target(s) running", it, b.Spec.Iterations, running)
@@ -65,6 +69,14 @@ func (r *BenchmarkReconciler) run(ctx context.Context, b *v1alpha1.Benchmark) (c
 		return r.finish(ctx, b, fmt.Sprintf("every target failed in run %d", it))
 	}
 	event.IterationDone.Emit(b, r.Recorder, it, b.Spec.Iterations)
+	if len(active(b)) < len(b.Status.Targets) {
+		r.summarize(b)
+		why := ""
+		if it < b.Spec.Iterations {
+			why = fmt.Sprintf("stopped after run %d of %d: the Benchmark runs only with all of its targets", it, b.Spec.Iterations)
+		}
+		return r.finish(ctx, b, why)
+	}
 	if it < b.Spec.Iterations {
 		b.Status.Iteration = it + 1
 		b.Status.StartAt = nil
@@ -73,6 +85,22 @@ func (r *BenchmarkReconciler) run(ctx context.Context, b *v1alpha1.Benchmark) (c
 	}
 	r.summarize(b)
 	return r.finish(ctx, b, "")
+}
+
+// noteIgnoredErrors flags a run in which many transaction attempts ended in an error sysbench ignores (lock
+// conflicts): its TPS counts only what committed, and the comparison then measures contention as much as storage.
+func (r *BenchmarkReconciler) noteIgnoredErrors(b *v1alpha1.Benchmark, ts *v1alpha1.TargetStatus, it int32, sum benchresult.Summary) {
+	share, ok := sum.IgnoredErrorShare()
+	if !ok || share <= benchresult.ManyIgnoredErrors {
+		return
+	}
+	note := fmt.Sprintf("run %d: %.1f%% of transaction attempts ended in an error sysbench ignores (%.2f/s against %.2f TPS; lock conflicts such as deadlocks 1213 and lock wait timeouts 1205): TPS counts only the committed ones",
+		it, 100*share, sum.ErrorsPerSec, sum.TPS)
+	if slices.Contains(ts.Notes, note) {
+		return
+	}
+	ts.Notes = append(ts.Notes, note)
+	event.ManyIgnoredErrors.Emit(b, r.Recorder, ts.Name, note)
 }
 
 func hasIteration(ts *v1alpha1.TargetStatus, it int32) bool {

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -13,6 +14,15 @@ import (
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
 	"github.com/zns-mysql/zns-mysql/operator/internal/event"
+	"github.com/zns-mysql/zns-mysql/operator/internal/failreason"
+)
+
+// Reasons of the TargetsReady condition: what a Benchmark in WaitingForTargets waits for.
+const (
+	ReasonTargetsMissing     = "TargetsMissing"
+	ReasonTargetsBusy        = "TargetsBusy"
+	ReasonTargetsUnavailable = "TargetsUnavailable"
+	ReasonTargetsReady       = "Ready"
 )
 
 // getDB reads a target's ZNSDatabase; nil when it does not exist.
@@ -25,13 +35,15 @@ func (r *BenchmarkReconciler) getDB(ctx context.Context, b *v1alpha1.Benchmark, 
 	return db, err
 }
 
-// targetDB reads the database of a target that is under way; one deleted meanwhile fails its target.
+// targetDB reads the database of a target that is under way. One deleted meanwhile fails its target, and its
+// Jobs are stopped: nothing of a Benchmark runs against a database that is gone.
 func (r *BenchmarkReconciler) targetDB(ctx context.Context, b *v1alpha1.Benchmark, ts *v1alpha1.TargetStatus) (*v1alpha1.ZNSDatabase, error) {
 	db, err := r.getDB(ctx, b, ts.Name)
-	if err == nil && db == nil {
-		r.failTarget(b, ts, event.TargetNotFound, fmt.Sprintf("ZNSDatabase %q was deleted during the benchmark", ts.Name))
+	if err != nil || db != nil {
+		return db, err
 	}
-	return db, err
+	r.failTarget(b, ts, event.TargetDeleted, failreason.TargetDeleted, fmt.Sprintf("ZNSDatabase %q was deleted during the benchmark", ts.Name))
+	return nil, r.stopJobs(ctx, b, ts.Name)
 }
 
 // availableWith reports whether db is Available with its current spec and the given profile: its Available
@@ -47,42 +59,122 @@ func (r *BenchmarkReconciler) timedOut(b *v1alpha1.Benchmark) bool {
 		r.now().Sub(b.Status.PhaseSince.Time) > time.Duration(b.Spec.TargetTimeoutSeconds)*time.Second
 }
 
-// waitForTargets waits until every target exists and is Available in the workload profile.
+// waiting records what the Benchmark waits for in the TargetsReady condition. A new reason to wait restarts
+// the timeout clock (PhaseSince) and is announced by an Event; the same reason only refreshes the message.
+func (r *BenchmarkReconciler) waiting(b *v1alpha1.Benchmark, reason, msg string, e event.Event) {
+	if c := meta.FindStatusCondition(b.Status.Conditions, ConditionTargetsReady); c == nil || c.Reason != reason {
+		t := metav1.NewTime(r.now())
+		b.Status.PhaseSince = &t
+		e.Emit(b, r.Recorder, msg)
+	}
+	meta.SetStatusCondition(&b.Status.Conditions, metav1.Condition{Type: ConditionTargetsReady, Status: metav1.ConditionFalse,
+		Reason: reason, Message: msg, ObservedGeneration: b.Generation})
+	b.Status.Progress = "waiting: " + reason
+}
+
+// waitForTargets holds the Benchmark until it can run with all of its targets: each exists (a missing one is
+// waited for up to targetTimeoutSeconds, then the Benchmark fails), none is used by another Benchmark (waited
+// for without a limit), all are taken for this one, and each is Available in the workload profile. Until the
+// targets are taken, nothing is written to any database.
 func (r *BenchmarkReconciler) waitForTargets(ctx context.Context, b *v1alpha1.Benchmark) (ctrl.Result, error) {
-	waiting := 0
-	for _, ts := range active(b) {
+	var dbs []*v1alpha1.ZNSDatabase
+	var missing []string
+	for i := range b.Status.Targets {
+		ts := &b.Status.Targets[i]
 		db, err := r.getDB(ctx, b, ts.Name)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
 		if db == nil {
-			r.failTarget(b, ts, event.TargetNotFound, fmt.Sprintf("ZNSDatabase %q not found in namespace %q", ts.Name, b.Namespace))
+			missing = append(missing, ts.Name)
 			continue
 		}
 		ts.Engine, ts.Storage = string(db.Spec.Engine), db.Status.Storage
-		if availableWith(db, v1alpha1.ProfileWorkload) {
-			continue
+		dbs = append(dbs, db)
+	}
+	if len(missing) > 0 {
+		msg := fmt.Sprintf("waiting for ZNSDatabase %s in namespace %s: the Benchmark runs only with all %d of its targets, and fails if they do not exist within %ds",
+			strings.Join(missing, ", "), b.Namespace, len(b.Spec.Targets), b.Spec.TargetTimeoutSeconds)
+		r.waiting(b, ReasonTargetsMissing, msg, event.TargetsMissing)
+		// A target deleted after the others were taken: a waiting Benchmark holds nothing.
+		if err := r.releaseAll(ctx, b); err != nil {
+			return ctrl.Result{}, err
 		}
-		if r.timedOut(b) {
-			r.failTarget(b, ts, event.TargetUnavailable, fmt.Sprintf("not Available in the workload profile after %ds: %s",
-				b.Spec.TargetTimeoutSeconds, availableMessage(db)))
-			continue
+		if !r.timedOut(b) {
+			return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
 		}
-		waiting++
+		for _, name := range missing {
+			r.failTarget(b, targetStatus(b, name), event.TargetNotFound, failreason.TargetNotFound,
+				fmt.Sprintf("ZNSDatabase %q not found in namespace %q after %ds", name, b.Namespace, b.Spec.TargetTimeoutSeconds))
+		}
+		return r.abort(ctx, b, ReasonTargetsMissing, fmt.Sprintf("ZNSDatabase %s did not appear in namespace %s within %ds",
+			strings.Join(missing, ", "), b.Namespace, b.Spec.TargetTimeoutSeconds))
 	}
-	if len(active(b)) == 0 {
-		return r.finish(ctx, b, "no target is usable")
+
+	var busy []string
+	for _, db := range dbs {
+		holder, err := r.heldByOther(ctx, b, db)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if holder != "" {
+			busy = append(busy, fmt.Sprintf("ZNSDatabase %s is used by Benchmark %s", db.Name, holder))
+		}
 	}
-	if waiting > 0 {
-		b.Status.Progress = fmt.Sprintf("waiting for %d target(s)", waiting)
-		return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
+	if len(busy) > 0 {
+		msg := strings.Join(busy, "; ") + ": a database serves one Benchmark at a time; this one starts when all of its targets are free"
+		r.waiting(b, ReasonTargetsBusy, msg, event.TargetsBusy)
+		// The holder's release wakes this Benchmark (it changes the database); the requeue covers a holder that
+		// vanished without releasing.
+		return ctrl.Result{RequeueAfter: 15 * time.Second}, nil
 	}
+	if ok, err := r.acquire(ctx, b, dbs); err != nil || !ok {
+		return ctrl.Result{RequeueAfter: time.Second}, err
+	}
+
+	var unavailable []string
+	for _, db := range dbs {
+		if !availableWith(db, v1alpha1.ProfileWorkload) {
+			unavailable = append(unavailable, fmt.Sprintf("%s: %s", db.Name, availableMessage(db)))
+		}
+	}
+	if len(unavailable) > 0 {
+		msg := fmt.Sprintf("waiting for ZNSDatabase %s to be Available in the workload profile (at most %ds)",
+			strings.Join(unavailable, "; "), b.Spec.TargetTimeoutSeconds)
+		r.waiting(b, ReasonTargetsUnavailable, msg, event.TargetUnavailable)
+		if !r.timedOut(b) {
+			return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
+		}
+		for _, db := range dbs {
+			if !availableWith(db, v1alpha1.ProfileWorkload) {
+				r.failTarget(b, targetStatus(b, db.Name), event.TargetUnavailable, failreason.TargetUnavailable,
+					fmt.Sprintf("not Available in the workload profile after %ds: %s", b.Spec.TargetTimeoutSeconds, availableMessage(db)))
+			}
+		}
+		return r.abort(ctx, b, ReasonTargetsUnavailable, "targets not Available in time: "+strings.Join(unavailable, "; "))
+	}
+
+	msg := fmt.Sprintf("all %d targets exist, are Available and are held by this Benchmark", len(dbs))
+	if c := meta.FindStatusCondition(b.Status.Conditions, ConditionTargetsReady); c == nil || c.Status != metav1.ConditionTrue {
+		event.TargetsReady.Emit(b, r.Recorder, msg)
+	}
+	meta.SetStatusCondition(&b.Status.Conditions, metav1.Condition{Type: ConditionTargetsReady, Status: metav1.ConditionTrue,
+		Reason: ReasonTargetsReady, Message: msg, ObservedGeneration: b.Generation})
 	if b.Spec.Precondition != nil {
 		r.setPhase(b, v1alpha1.BenchmarkPreconditioning, "precondition")
 	} else {
 		r.setPhase(b, v1alpha1.BenchmarkPreparing, "prepare")
 	}
 	return ctrl.Result{Requeue: true}, nil
+}
+
+func targetStatus(b *v1alpha1.Benchmark, name string) *v1alpha1.TargetStatus {
+	for i := range b.Status.Targets {
+		if b.Status.Targets[i].Name == name {
+			return &b.Status.Targets[i]
+		}
+	}
+	return nil
 }
 
 func availableMessage(db *v1alpha1.ZNSDatabase) string {
