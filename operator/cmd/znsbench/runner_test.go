@@ -335,8 +335,8 @@ func TestInterrupted(t *testing.T) {
 		}
 	}
 	wg.Wait()
-	if r.code != 1 || !strings.Contains(r.summary.Error, "sysbench run interrupted") {
-		t.Errorf("exit %d, error %q", r.code, r.summary.Error)
+	if r.code != 1 || !strings.Contains(r.summary.Error, "sysbench run interrupted") || r.summary.Reason != "Interrupted" {
+		t.Errorf("exit %d, reason %q, error %q", r.code, r.summary.Reason, r.summary.Error)
 	}
 	if !strings.Contains(r.summary.Error, "[ 1s ] thds: 2") {
 		t.Errorf("error lacks the last output: %q", r.summary.Error)
@@ -499,5 +499,15 @@ func TestShortPasswordRefused(t *testing.T) {
 	if !strings.Contains(r.summary.Error, "exit status 1") || strings.Contains(r.stdout, "xxxxxxxx") ||
 		!strings.Contains(r.stdout, "connecting with password "+redacted+"\n") {
 		t.Errorf("error %q\nstdout %q", r.summary.Error, r.stdout)
+	}
+}
+
+// TestVerifyRowCountOverflow: tables x table size beyond int64 is refused before any connection, instead of
+// expecting a wrapped, negative row count.
+func TestVerifyRowCountOverflow(t *testing.T) {
+	r := runFake(t, context.Background(), nil, "verify", "--tables=1000", "--table-size=9223372036854775807",
+		"--mysql-host=127.0.0.1", "--mysql-port=1", "--connect-timeout=1ms")
+	if r.code != 1 || !strings.Contains(r.summary.Error, "more rows than a 64-bit count holds") || r.summary.RowsExpected != 0 {
+		t.Errorf("exit %d, summary %+v", r.code, r.summary)
 	}
 }
