@@ -31,7 +31,7 @@ const (
 // +kubebuilder:printcolumn:name="Workload",type=string,JSONPath=`.spec.workload`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Progress",type=string,JSONPath=`.status.progress`
-// +kubebuilder:printcolumn:name="Waiting",type=string,JSONPath=`.status.conditions[?(@.type=="TargetsReady")].reason`,priority=1
+// +kubebuilder:printcolumn:name="Targets",type=string,JSONPath=`.status.conditions[?(@.type=="TargetsReady")].reason`,priority=1
 // +kubebuilder:printcolumn:name="Baseline",type=string,JSONPath=`.status.baseline`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must hold only lowercase letters, digits and '-' (no '.'): it starts the names of the Benchmark's Jobs"

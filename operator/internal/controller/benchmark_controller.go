@@ -153,6 +153,9 @@ func (r *BenchmarkReconciler) failTarget(b *v1alpha1.Benchmark, ts *v1alpha1.Tar
 	ts.State = v1alpha1.TargetFailed
 	ts.Reason = reason
 	ts.Message = msg
+	if reason == failreason.JobRejected { // whatever step it was: the spec, not the step, needs fixing
+		e = event.JobRejected
+	}
 	e.Emit(b, r.Recorder, fmt.Sprintf("target %s: %s: %s", ts.Name, reason, msg))
 }
 

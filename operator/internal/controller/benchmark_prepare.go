@@ -178,11 +178,11 @@ func (r *BenchmarkReconciler) prepareTarget(ctx context.Context, b *v1alpha1.Ben
 			if sum.Error != "" {
 				msg += ": " + sum.Error
 			}
-			reason := sum.Reason
-			if sum.OK || reason == "" {
-				reason = failreason.RowCountMismatch
+			reason, e := sum.Reason, event.VerifyFailed
+			if sum.OK || reason == "" || reason == failreason.RowCountMismatch {
+				reason, e = failreason.RowCountMismatch, event.RowCountMismatch
 			}
-			r.failTarget(b, ts, event.RowCountMismatch, reason, msg)
+			r.failTarget(b, ts, e, reason, msg)
 			return nil
 		}
 		ts.State = v1alpha1.TargetVerified

@@ -128,8 +128,10 @@ func (r *BenchmarkReconciler) waitForTargets(ctx context.Context, b *v1alpha1.Be
 		// vanished without releasing.
 		return ctrl.Result{RequeueAfter: 15 * time.Second}, nil
 	}
-	if ok, err := r.acquire(ctx, b, dbs); err != nil || !ok {
-		return ctrl.Result{RequeueAfter: time.Second}, err
+	if ok, err := r.acquire(ctx, b, dbs); err != nil {
+		return ctrl.Result{}, err
+	} else if !ok { // another Benchmark took one first: look again, it will show as busy
+		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
 
 	var unavailable []string

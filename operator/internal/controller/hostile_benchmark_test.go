@@ -297,7 +297,7 @@ func TestHostile08FailureReasons(t *testing.T) {
 		if c := meta.FindStatusCondition(cur.Status.Conditions, controller.ConditionFailed); c == nil || c.Reason != "TargetFailed" || !strings.Contains(c.Message, "JobRejected") {
 			t.Errorf("Failed condition %+v", c)
 		}
-		if msg := waitBenchEvent(t, b, "RowCountMismatch"); !strings.Contains(msg, "JobRejected") {
+		if msg := waitBenchEvent(t, b, "JobRejected"); !strings.Contains(msg, "must be less than or equal to cpu limit") {
 			t.Errorf("event %q", msg)
 		}
 	})

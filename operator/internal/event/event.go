@@ -58,6 +58,8 @@ var (
 	PrepareFailed      = Event{corev1.EventTypeWarning, "PrepareFailed", "%s"}
 	PreconditionFailed = Event{corev1.EventTypeWarning, "PreconditionFailed", "%s"}
 	RowCountMismatch   = Event{corev1.EventTypeWarning, "RowCountMismatch", "%s"}
+	VerifyFailed       = Event{corev1.EventTypeWarning, "VerifyFailed", "%s"}
+	JobRejected        = Event{corev1.EventTypeWarning, "JobRejected", "%s"}
 	RunFailed          = Event{corev1.EventTypeWarning, "RunFailed", "%s"}
 	IterationDone      = Event{corev1.EventTypeNormal, "IterationDone", "run %d of %d finished"}
 	SeriesMissing      = Event{corev1.EventTypeWarning, "SeriesMissing", "no interval series for target %s run %d: %s"}
