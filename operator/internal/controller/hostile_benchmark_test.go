@@ -12,6 +12,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -373,7 +374,23 @@ func TestHostile10MissingTargets(t *testing.T) {
 			create(t, db)
 			dbs[db.Name] = db
 			// The zoned samples name fixed devices: leave them free for a later run of this test.
-			t.Cleanup(func() { _ = k8s.Delete(ctx, db) })
+			t.Cleanup(func() {
+				_ = k8s.Delete(ctx, db)
+				eventually(t, db.Name+" gone", func() error {
+					if err := k8s.Get(ctx, client.ObjectKeyFromObject(db), &v1alpha1.ZNSDatabase{}); !apierrors.IsNotFound(err) {
+						return fmt.Errorf("still there: %v", err)
+					}
+					return nil
+				})
+				if src := db.Spec.Storage.ZonedDevice; src != nil {
+					// Play the PV protection controller, which envtest lacks: the operator deleted the volume.
+					pv := &corev1.PersistentVolume{}
+					if err := k8s.Get(ctx, client.ObjectKey{Name: v1alpha1.DevicePVName(src.NodeName, src.DeviceName)}, pv); err == nil {
+						pv.Finalizers = nil
+						_ = k8s.Update(ctx, pv)
+					}
+				}
+			})
 		}
 		if bench == nil {
 			t.Fatal("no Benchmark among the samples")

@@ -22,7 +22,7 @@ import (
 // the order and the namespaces.
 func TestHostile02SameDeviceTwice(t *testing.T) {
 	requireEnv(t)
-	node := "hostile02-node"
+	node := "h02-" + newNamespace(t) // a node of its own: devices of earlier runs stay claimed
 	claimDB := func(ns, name, claim, dev string) *v1alpha1.ZNSDatabase {
 		return &v1alpha1.ZNSDatabase{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},

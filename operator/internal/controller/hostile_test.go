@@ -66,7 +66,7 @@ func TestHostile03NamesThatMakeInvalidChildren(t *testing.T) {
 		waitObject(t, client.ObjectKey{Namespace: ns, Name: vol.StatefulSetName()}, &appsv1.StatefulSet{})
 		waitObject(t, client.ObjectKey{Namespace: ns, Name: vol.ServiceName()}, &corev1.Service{})
 		waitCondition(t, vol, controller.ConditionAvailable, metav1.ConditionTrue, "MySQLReady")
-		zoned := zonedDB(ns, nameOf("z", maxDB), "hostile03-node", "nullb0")
+		zoned := zonedDB(ns, nameOf("z", maxDB), "h03-"+ns, "nullb0")
 		create(t, zoned)
 		waitObject(t, client.ObjectKey{Namespace: ns, Name: zoned.PreflightJobName()}, &batchv1.Job{})
 	})
@@ -79,6 +79,7 @@ func TestHostile03NamesThatMakeInvalidChildren(t *testing.T) {
 	t.Run("Benchmark names", func(t *testing.T) {
 		long := benchmark(ns, nameOf("b", 63), nameOf("t", 40))
 		refusedAt(t, long, fmt.Sprintf("metadata.name and each target name must add up to at most %d characters", v1alpha1.MaxBenchmarkAndTargetLength))
+		refusedAt(t, benchmark(ns, "b123", nameOf("v", maxDB)), "must add up to at most 49 characters") // 4 + 46 = 50
 		refusedAt(t, benchmark(ns, "b.dot", "t"), "no '.'")
 		refusedAt(t, benchmark(ns, "ok", "Upper"), "spec.targets[0].name")
 
