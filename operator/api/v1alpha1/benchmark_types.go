@@ -31,8 +31,11 @@ const (
 // +kubebuilder:printcolumn:name="Workload",type=string,JSONPath=`.spec.workload`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Progress",type=string,JSONPath=`.status.progress`
+// +kubebuilder:printcolumn:name="Targets",type=string,JSONPath=`.status.conditions[?(@.type=="TargetsReady")].reason`,priority=1
 // +kubebuilder:printcolumn:name="Baseline",type=string,JSONPath=`.status.baseline`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must hold only lowercase letters, digits and '-' (no '.'): it starts the names of the Benchmark's Jobs"
+// +kubebuilder:validation:XValidation:rule="self.spec.targets.all(t, size(self.metadata.name) + size(t.name) <= 49)",message="metadata.name and each target name must add up to at most 49 characters: the Job <benchmark>-precondition-<target> names its pods in a label, which must fit in 63"
 type Benchmark struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -46,8 +49,12 @@ type Benchmark struct {
 //
 // +kubebuilder:validation:XValidation:rule="self == oldSelf",message="a Benchmark cannot be changed; create a new one"
 // +kubebuilder:validation:XValidation:rule="!has(self.baseline) || self.targets.exists(t, t.name == self.baseline)",message="baseline must name one of the targets"
+// +kubebuilder:validation:XValidation:rule="!has(self.reportIntervalSeconds) || !has(self.durationSeconds) || 2 * self.reportIntervalSeconds <= self.durationSeconds",message="spec.reportIntervalSeconds must be at most half of spec.durationSeconds: the deviation figures are computed across report intervals and need at least two of them"
+// +kubebuilder:validation:XValidation:rule="!has(self.tables) || !has(self.tableSize) || self.tables * self.tableSize <= 10000000000",message="spec.tables x spec.tableSize must be at most 10000000000 rows (about 2 TB of sysbench data)"
 type BenchmarkSpec struct {
-	// Targets are the ZNSDatabases (in the Benchmark's namespace) that run the workload together.
+	// Targets are the ZNSDatabases (in the Benchmark's namespace) that run the workload together. The
+	// Benchmark runs only with all of them: it waits for missing ones (failing after targetTimeoutSeconds) and
+	// for databases another Benchmark is using (a database serves one Benchmark at a time).
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=8
 	// +listType=map
@@ -71,8 +78,10 @@ type BenchmarkSpec struct {
 	// +optional
 	Tables int32 `json:"tables,omitempty"`
 
-	// TableSize is sysbench's --table-size, rows per table (10 million rows are about 2 GB). Default: 10000.
+	// TableSize is sysbench's --table-size, rows per table (10 million rows are about 2 GB). tables x tableSize
+	// may be at most 10 billion rows. Default: 10000.
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000000000
 	// +kubebuilder:default=10000
 	// +optional
 	TableSize int64 `json:"tableSize,omitempty"`
@@ -91,15 +100,18 @@ type BenchmarkSpec struct {
 	// +optional
 	PrepareThreads int32 `json:"prepareThreads,omitempty"`
 
-	// DurationSeconds is the length of each run iteration, in seconds. Default: 60.
-	// +kubebuilder:validation:Minimum=1
+	// DurationSeconds is the length of each run iteration, in seconds, at most 86400 (a day; repeat with
+	// iterations for longer). Default: 60.
+	// +kubebuilder:validation:Minimum=2
+	// +kubebuilder:validation:Maximum=86400
 	// +kubebuilder:default=60
 	// +optional
 	DurationSeconds int32 `json:"durationSeconds,omitempty"`
 
 	// ReportIntervalSeconds is sysbench's --report-interval, in seconds: the intervals the deviation figures are
-	// computed over. Default: 5.
+	// computed over; at most half of durationSeconds, so that a run has at least two. Default: 5.
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=43200
 	// +kubebuilder:default=5
 	// +optional
 	ReportIntervalSeconds int32 `json:"reportIntervalSeconds,omitempty"`
@@ -142,9 +154,11 @@ type BenchmarkSpec struct {
 	// +optional
 	StartDelaySeconds int32 `json:"startDelaySeconds,omitempty"`
 
-	// TargetTimeoutSeconds is how long the benchmark waits for a target to become Available (at the start and
-	// after each profile switch) before it fails that target. Default: 600.
+	// TargetTimeoutSeconds is how long the benchmark waits for a missing target to be created, and for a target
+	// to become Available (at the start and after each profile switch), before it fails, in seconds. Waiting
+	// for a database that another Benchmark is using does not count. Default: 600.
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=86400
 	// +kubebuilder:default=600
 	// +optional
 	TargetTimeoutSeconds int32 `json:"targetTimeoutSeconds,omitempty"`
@@ -185,7 +199,8 @@ type PreconditionSpec struct {
 type BenchmarkTarget struct {
 	// Name of the ZNSDatabase.
 	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=40
+	// +kubebuilder:validation:MaxLength=46
+	// +kubebuilder:validation:Pattern=`^[a-z]([-a-z0-9]*[a-z0-9])?$`
 	Name string `json:"name"`
 }
 
@@ -212,7 +227,8 @@ type BenchmarkStatus struct {
 	// +optional
 	StartAt *metav1.Time `json:"startAt,omitempty"`
 
-	// PhaseSince is when the current phase began (timeouts count from it).
+	// PhaseSince is when the current phase began, or, while waiting for targets, when the current reason to
+	// wait began (timeouts count from it).
 	// +optional
 	PhaseSince *metav1.Time `json:"phaseSince,omitempty"`
 
@@ -232,7 +248,8 @@ type BenchmarkStatus struct {
 	// +optional
 	Targets []TargetStatus `json:"targets,omitempty"`
 
-	// Conditions: Completed, Failed.
+	// Conditions: TargetsReady (every target exists, is held by this Benchmark and is Available; its reason
+	// says what the Benchmark waits for: TargetsMissing, TargetsBusy, TargetsUnavailable), Completed, Failed.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
@@ -257,9 +274,20 @@ type TargetStatus struct {
 	// State of the target: Pending, Prepared, Verified, Done or Failed.
 	// +optional
 	State TargetState `json:"state,omitempty"`
-	// Message explains a failure.
+	// Reason names why the target failed, from a fixed set (docs/benchmark.md lists them): AccessDenied,
+	// ConnectionFailed, ConnectionLost, MissingTables, Crashed, Interrupted, StartMissed, RowCountMismatch,
+	// SQLError, InvalidOutput, TimedOut, PodLost, TargetNotFound, TargetDeleted, TargetUnavailable,
+	// JobRejected or Other.
+	// +kubebuilder:validation:Enum=AccessDenied;ConnectionFailed;ConnectionLost;MissingTables;Crashed;Interrupted;StartMissed;RowCountMismatch;SQLError;InvalidOutput;TimedOut;PodLost;TargetNotFound;TargetDeleted;TargetUnavailable;JobRejected;Other
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// Message is the detail of a failure: the cause, then what the step printed last.
 	// +optional
 	Message string `json:"message,omitempty"`
+	// Notes are warnings about results that were kept, such as a run in which many transactions ended in an
+	// error sysbench ignores.
+	// +optional
+	Notes []string `json:"notes,omitempty"`
 	// Engine and Storage of the database, copied for the comparison table.
 	// +optional
 	Engine string `json:"engine,omitempty"`

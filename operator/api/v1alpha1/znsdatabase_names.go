@@ -13,6 +13,11 @@ const (
 	LabelName      = "app.kubernetes.io/name"
 	LabelInstance  = "app.kubernetes.io/instance"
 	LabelComponent = "app.kubernetes.io/component"
+	// AnnotationBenchmark names the Benchmark that is using a ZNSDatabase, and AnnotationBenchmarkUID its UID:
+	// a database serves one Benchmark at a time (profile switches and prepared tables are per Benchmark).
+	// Another Benchmark naming the database waits until the holder removes them.
+	AnnotationBenchmark    = "zns-mysql.dev/benchmark"
+	AnnotationBenchmarkUID = "zns-mysql.dev/benchmark-uid"
 	// AnnotationOwner names the ZNSDatabase ("<namespace>/<name>") on cluster-scoped objects, which cannot
 	// carry an owner reference to a namespaced owner.
 	AnnotationOwner = "zns-mysql.dev/owner"
@@ -36,6 +41,30 @@ const (
 	SocketPath      = RunDir + "/mysqld.sock"
 	PidFilePath     = RunDir + "/mysqld.pid"
 	RootPasswordKey = "password"
+)
+
+// Name limits. Kubernetes caps DNS labels and label values at 63 characters, and the operator derives the names
+// and labels of its children from a ZNSDatabase's and a Benchmark's names, so those are capped by the longest
+// suffix it appends. The CRDs' admission rules state the same numbers (TestChildNamesAtMaximumLengths in package
+// resources walks every name builder at these lengths; the envtest suite checks the API server agrees).
+const (
+	// MaxLabelLength is Kubernetes' limit of a DNS label and of a label value.
+	MaxLabelLength = 63
+	// StatefulSetSuffix follows the database's name in its StatefulSet and Service.
+	StatefulSetSuffix = "-mysql"
+	// RevisionHashSuffixLength is what the StatefulSet controller appends to the StatefulSet's name in the
+	// pods' controller-revision-hash label: '-' and a uint32 encoded in up to 10 characters.
+	RevisionHashSuffixLength = 1 + 10
+	// MaxDatabaseNameLength is the longest ZNSDatabase name: "<name>-mysql-<hash>" must be a label value.
+	MaxDatabaseNameLength = MaxLabelLength - len(StatefulSetSuffix) - RevisionHashSuffixLength
+	// LongestBenchJobInfix is the longest part the operator puts between a Benchmark's name and a target's in
+	// a Job name ("<benchmark>-precondition-<target>"); a Job's name becomes its pods' job-name label.
+	LongestBenchJobInfix = "-precondition-"
+	// MaxBenchmarkAndTargetLength bounds len(benchmark name) + len(target name).
+	MaxBenchmarkAndTargetLength = MaxLabelLength - len(LongestBenchJobInfix)
+	// MinPasswordLength is the shortest root password the operator accepts: the benchmark runner replaces
+	// the password in everything it prints, and a shorter one would also hide ordinary words ("x" in "exit").
+	MinPasswordLength = 8
 )
 
 // IsZoned reports whether the database stores its data on a zoned device.
@@ -63,7 +92,7 @@ func (db *ZNSDatabase) DevicePath() string {
 }
 
 // StatefulSetName is the name of the StatefulSet, its Service and the prefix of its pods.
-func (db *ZNSDatabase) StatefulSetName() string { return db.Name + "-mysql" }
+func (db *ZNSDatabase) StatefulSetName() string { return db.Name + StatefulSetSuffix }
 
 // ServiceName is the Service in front of mysqld.
 func (db *ZNSDatabase) ServiceName() string { return db.StatefulSetName() }

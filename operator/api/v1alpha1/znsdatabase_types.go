@@ -64,7 +64,10 @@ const (
 // +kubebuilder:printcolumn:name="Available",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].status`
 // +kubebuilder:printcolumn:name="Endpoint",type=string,JSONPath=`.status.endpoint`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].reason`,priority=1
+// +kubebuilder:printcolumn:name="Benchmark",type=string,JSONPath=`.metadata.annotations.zns-mysql\.dev/benchmark`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 46",message="metadata.name must be at most 46 characters: the StatefulSet <name>-mysql labels its pods <name>-mysql-<10-character hash>, which must fit in 63"
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must start with a letter and hold only lowercase letters, digits and '-' (no '.'): it names the Service <name>-mysql, which must be a DNS-1035 label"
 type ZNSDatabase struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -77,6 +80,7 @@ type ZNSDatabase struct {
 //
 // +kubebuilder:validation:XValidation:rule="has(self.storage.volume) || !has(self.engine) || self.engine == 'rocksdb'",message="a zoned device can only be used by the rocksdb engine (MyRocks through ZenFS); use storage.volume for innodb"
 // +kubebuilder:validation:XValidation:rule="has(self.storage.volume) || !has(self.flavor) || self.flavor == 'percona'",message="a zoned device needs flavor percona: only Percona Server's MyRocks is built with ZenFS (MariaDB's would put the data on a filesystem); use storage.volume for mariadb"
+// +kubebuilder:validation:XValidation:rule="!has(self.resources) || !has(self.resources.limits) || !('memory' in self.resources.limits) || (type(self.resources.limits.memory) == int ? self.resources.limits.memory <= 17592186044416 : !(['P', 'Pi', 'E', 'Ei', 'e15', 'e16', 'e17', 'e18', 'E15', 'E16', 'E17', 'E18'].exists(s, self.resources.limits.memory.endsWith(s))) && (size(self.resources.limits.memory) < 15 || !(['0', '1', '2', '3', '4', '5', '6', '7', '8', '9'].exists(d, self.resources.limits.memory.endsWith(d)))))",message="spec.resources.limits.memory must be at most 16Ti: a limit in P, Pi, E or Ei, with an exponent of 15 or more, or of 15 or more digits of bytes, is refused"
 type ZNSDatabaseSpec struct {
 	// Storage is where the data lives: exactly one of zonedDevice, zonedClaim or volume. It cannot be changed
 	// after creation: moving a database to other storage is a new database.
@@ -107,18 +111,27 @@ type ZNSDatabaseSpec struct {
 
 	// Config holds mysqld options that override the generated ones, keyed by option name (dashes and
 	// underscores are equivalent). Paths, the port, the ZenFS URI, bulk load and the binary log switch are
-	// set by the operator and cannot be overridden.
+	// set by the operator and cannot be overridden; options that run SQL (init_file, init_connect), load code
+	// (plugin_load, plugin_dir), name files or directories (anything ending in _file, _dir, _path, ...) or
+	// switch off authentication are refused (docs/config-overrides.md has the rule). Cache sizes
+	// (rocksdb_block_cache_size, innodb_buffer_pool_size, ...) must fit the memory limit with the rest of the
+	// generated caches.
+	// +kubebuilder:validation:MaxProperties=64
 	// +optional
 	Config map[string]string `json:"config,omitempty"`
 
 	// Resources of the mysqld container. The memory limit sizes the RocksDB block cache and memtables (or the
-	// InnoDB buffer pool); without one the generator assumes 2Gi. Less than 512Mi is refused.
+	// InnoDB buffer pool); without one the generator assumes 2Gi. A limit below 512Mi or above 16Ti is refused
+	// (limits written in P, Pi, E or Ei already at admission, the others with the InvalidConfig condition).
 	// +optional
 	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
 
 	// RootPasswordSecretName names a Secret in the same namespace whose key "password" holds the root
 	// password. When empty the operator creates "<name>-root" with a random password; that Secret is kept
-	// when the ZNSDatabase is deleted, like the data volume it opens.
+	// when the ZNSDatabase is deleted, like the data volume it opens. A password shorter than 8 characters is
+	// refused: the benchmark runner redacts it from everything it prints, which a short one makes unreadable.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
 	// +optional
 	RootPasswordSecretName string `json:"rootPasswordSecretName,omitempty"`
 
@@ -164,9 +177,11 @@ type StorageSpec struct {
 
 // ZonedDeviceSource names a zoned block device by node and kernel name.
 type ZonedDeviceSource struct {
-	// NodeName is the node that has the device.
+	// NodeName is the node that has the device, as its kubernetes.io/hostname label names it: the device's
+	// PersistentVolume and the benchmark Jobs are pinned with that label, so it must be a valid label value.
 	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
 	NodeName string `json:"nodeName"`
 
 	// DeviceName is the kernel name of the device, without /dev/ (for example nullb0 or nvme0n2). ZenFS opens
@@ -179,8 +194,12 @@ type ZonedDeviceSource struct {
 
 // ZonedClaimSource is an existing Block-mode claim bound to a zoned device.
 type ZonedClaimSource struct {
-	// ClaimName is the PersistentVolumeClaim in the database's namespace. It must have volumeMode Block.
+	// ClaimName is the PersistentVolumeClaim in the database's namespace. It must have volumeMode Block and be
+	// bound to a PersistentVolume that names its node (node affinity on kubernetes.io/hostname), so that the
+	// operator knows which device it is and never gives one device to two databases.
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
 	ClaimName string `json:"claimName"`
 
 	// DeviceName is the kernel name of the device behind the claim on its node; the pod sees the device at

@@ -12,7 +12,8 @@ import (
 )
 
 // compareCmd prints run summaries side by side, with ratios against the last one (the baseline): the
-// comparison a lab reads off a hand-run benchmark.
+// comparison a lab reads off a hand-run benchmark. A failed run is marked FAILED with its reason, never shown
+// as a row of zeros, and makes the exit status 1: a script must not take a partial comparison for a whole one.
 func compareCmd(files []string, stdout, stderr io.Writer) int {
 	if len(files) == 0 {
 		fmt.Fprintln(stderr, "usage: znsbench compare SUMMARY.json... (the last one is the baseline)")
@@ -36,15 +37,59 @@ func compareCmd(files []string, stdout, stderr io.Writer) int {
 		sums = append(sums, s)
 	}
 	base := sums[len(sums)-1]
+	pct := base.Percentile
+	for _, s := range sums { // a failed baseline carries none
+		if pct == 0 {
+			pct = s.Percentile
+		}
+	}
 	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(w, "target\tTPS\tQPS\tlat avg ms\tlat p%g ms\tlat max ms\terr/s\tTPS reldev %%\tp%g reldev %%\tTPS vs %s\tp%g vs %s\t\n",
-		base.Percentile, base.Percentile, base.Target, base.Percentile, base.Target)
+	fmt.Fprintf(w, "target\tstatus\tTPS\tQPS\tlat avg ms\tlat p%g ms\tlat max ms\terr/s\tTPS reldev %%\tp%g reldev %%\tTPS vs %s\tp%g vs %s\t\n",
+		pct, pct, base.Target, pct, base.Target)
+	var failed, notes []string
 	for _, s := range sums {
-		fmt.Fprintf(w, "%s\t%.1f\t%.1f\t%.2f\t%.2f\t%.2f\t%.2f\t%.1f\t%.1f\t%s\t%s\t\n", s.Target, s.TPS, s.QPS,
-			s.LatencyAvgMS, s.LatencyPctMS, s.LatencyMaxMS, s.ErrorsPerSec, s.TPSRelDevPct, s.LatencyRelDevPct,
-			ratio(s.TPS, base.TPS), ratio(s.LatencyPctMS, base.LatencyPctMS))
+		if !s.OK {
+			reason := s.Reason
+			if reason == "" {
+				reason = "unknown reason"
+			}
+			fmt.Fprintf(w, "%s\tFAILED\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t\n", s.Target)
+			cause, _, _ := strings.Cut(s.Error, "\n")
+			failed = append(failed, fmt.Sprintf("%s: FAILED (%s): %s", s.Target, reason, cause))
+			continue
+		}
+		status := "ok"
+		if share, ok := s.IgnoredErrorShare(); ok && share > benchresult.ManyIgnoredErrors {
+			status = "ok*"
+			notes = append(notes, fmt.Sprintf("%s: * %.1f%% of transaction attempts ended in an ignored error (%.2f/s): TPS counts only the committed ones",
+				s.Target, 100*share, s.ErrorsPerSec))
+		}
+		tpsDev, latDev := "-", "-"
+		if s.Intervals >= 2 {
+			tpsDev, latDev = fmt.Sprintf("%.1f", s.TPSRelDevPct), fmt.Sprintf("%.1f", s.LatencyRelDevPct)
+		}
+		tpsRatio, latRatio := "-", "-"
+		if base.OK {
+			tpsRatio, latRatio = ratio(s.TPS, base.TPS), ratio(s.LatencyPctMS, base.LatencyPctMS)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%.1f\t%.1f\t%.2f\t%.2f\t%.2f\t%.2f\t%s\t%s\t%s\t%s\t\n", s.Target, status, s.TPS, s.QPS,
+			s.LatencyAvgMS, s.LatencyPctMS, s.LatencyMaxMS, s.ErrorsPerSec, tpsDev, latDev, tpsRatio, latRatio)
 	}
 	if err := w.Flush(); err != nil {
+		return 1
+	}
+	for _, n := range notes {
+		fmt.Fprintln(stdout, n)
+	}
+	for _, f := range failed {
+		fmt.Fprintln(stdout, f)
+	}
+	if len(failed) > 0 {
+		msg := fmt.Sprintf("znsbench compare: %d of %d runs failed", len(failed), len(sums))
+		if !base.OK {
+			msg += "; the baseline is one of them, so there are no ratios"
+		}
+		fmt.Fprintln(stderr, msg)
 		return 1
 	}
 	return 0

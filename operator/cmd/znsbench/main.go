@@ -139,6 +139,11 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, getenv f
 		return 2
 	}
 	c.password = getenv(PasswordVar)
+	if n := len([]rune(c.password)); n > 0 && n < minPasswordLength {
+		fmt.Fprintf(stderr, "znsbench %s: $%s has %d character(s); at least %d are needed, because the runner replaces the password wherever it would print it, and a shorter one would also blank out ordinary text\n",
+			c.phase, PasswordVar, n, minPasswordLength)
+		return 2
+	}
 	r := &runner{cfg: c, stdout: stdout, stderr: stderr, redact: newRedactor(c.password),
 		now: time.Now, sleep: sleepCtx, environ: os.Environ}
 	return r.main(ctx)
@@ -180,7 +185,12 @@ func waitForStart(ctx context.Context, startAt time.Time, tolerance time.Duratio
 	return nil
 }
 
-// redactor hides the password in everything the runner prints or reports.
+// minPasswordLength matches the operator's v1alpha1.MinPasswordLength; the runner does not import the API.
+const minPasswordLength = 8
+
+// redactor hides the password in everything the runner prints or reports. It replaces the password as a
+// whole, never parts of it; Main refuses passwords shorter than minPasswordLength, with which whole-word
+// replacement would still blank out ordinary text ("x" in "exit").
 type redactor struct{ secret string }
 
 const redacted = "<redacted>"

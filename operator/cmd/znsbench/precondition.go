@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/zns-mysql/zns-mysql/operator/internal/benchresult"
+	"github.com/zns-mysql/zns-mysql/operator/internal/failreason"
 	"github.com/zns-mysql/zns-mysql/operator/internal/fio"
 )
 
@@ -45,7 +46,8 @@ func preconditionCmd(ctx context.Context, args []string, stdout, stderr io.Write
 	sum.OK = err == nil
 	sum.DeviceWrittenBytes = written
 	if err != nil {
-		sum.Error = err.Error()
+		reason, cause := failreason.Classify(failreason.Failure{Text: err.Error(), Interrupted: ctx.Err() != nil})
+		sum.Reason, sum.Error = reason, cause+"\n"+err.Error()
 	}
 	writeSummary(sum, *termLog, stdout, stderr)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/zns-mysql/zns-mysql/operator/internal/benchresult"
 	"github.com/zns-mysql/zns-mysql/operator/internal/benchstat"
 	"github.com/zns-mysql/zns-mysql/operator/internal/blockstat"
+	"github.com/zns-mysql/zns-mysql/operator/internal/failreason"
 	"github.com/zns-mysql/zns-mysql/operator/internal/sysbench"
 )
 
@@ -69,7 +70,15 @@ func (r *runner) main(ctx context.Context) int {
 	}
 	if err != nil {
 		r.sum.OK = false
-		r.sum.Error = r.redact.String(err.Error())
+		f := failreason.Failure{Text: err.Error(), Interrupted: ctx.Err() != nil}
+		var ended *toolEnded
+		if errors.As(err, &ended) {
+			f.Signal = ended.signal
+		}
+		reason, cause := failreason.Classify(f)
+		r.sum.Reason = reason
+		// The cause comes first: TrimError keeps the first line and the end.
+		r.sum.Error = r.redact.String(cause + "\n" + err.Error())
 	} else {
 		r.sum.OK = true
 	}
@@ -116,6 +125,25 @@ func (r *runner) failure(format string, a ...any) error {
 		msg += "\n" + strings.Join(lines, "\n")
 	}
 	return errors.New(msg)
+}
+
+// toolEnded is a failure of a tool that a signal ended, which is its own reason (a crash) whatever it printed.
+type toolEnded struct {
+	error
+	signal int
+}
+
+func (e *toolEnded) Unwrap() error { return e.error }
+
+// signalOf is the signal that ended a process, 0 when it exited.
+func signalOf(err error) int {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return int(ws.Signal())
+		}
+	}
+	return 0
 }
 
 func (r *runner) sysbench(ctx context.Context) error {
@@ -187,7 +215,7 @@ func (r *runner) sysbench(ctx context.Context) error {
 	case waitErr != nil && ctx.Err() != nil:
 		return r.failure("sysbench %s interrupted (%v): %v", phase, context.Cause(ctx), waitErr)
 	case waitErr != nil:
-		return r.failure("sysbench %s failed: %v", phase, waitErr)
+		return &toolEnded{error: r.failure("sysbench %s failed: %v", phase, waitErr), signal: signalOf(waitErr)}
 	case errors.As(parseErr, &fatal):
 		// sysbench can print FATAL and still exit 0 (measured: 1.0.20's
 		// prepare into existing tables), so the lines decide, not the status.

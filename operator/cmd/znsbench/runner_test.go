@@ -219,32 +219,44 @@ func TestSysbenchFailures(t *testing.T) {
 		name    string
 		env     map[string]string
 		args    []string
+		reason  string   // the summary's reason
 		want    []string // in the summary's error
 		summary bool     // the run printed intervals: series expected
 	}{
-		{"exit 1 with FATAL", map[string]string{"FAKE_STDOUT": capture("fatal-wrong-db.txt"), "FAKE_EXIT": "1"}, runArgs,
-			[]string{"sysbench run failed: exit status 1\n", "FATAL: error 1049: Unknown database 'nosuchdb'", "FATAL: Thread initialization failed!"}, false},
-		{"option error on stderr", map[string]string{"FAKE_STDOUT": capture("bad-percentile.txt"), "FAKE_STDERR": capture("bad-percentile.stderr"), "FAKE_EXIT": "1"}, runArgs,
+		{"exit 1 with FATAL", map[string]string{"FAKE_STDOUT": capture("fatal-wrong-db.txt"), "FAKE_EXIT": "1"}, runArgs, "MissingTables",
+			[]string{"error 1049: Unknown database 'nosuchdb'\nsysbench run failed: exit status 1\n", "FATAL: error 1049: Unknown database 'nosuchdb'", "FATAL: Thread initialization failed!"}, false},
+		{"option error on stderr", map[string]string{"FAKE_STDOUT": capture("bad-percentile.txt"), "FAKE_STDERR": capture("bad-percentile.stderr"), "FAKE_EXIT": "1"}, runArgs, "Other",
 			[]string{"exit status 1", "Invalid value for the 'percentile' option: '99.9'"}, false},
-		{"failure mid-run", map[string]string{"FAKE_STDOUT": capture("fatal-midrun.txt"), "FAKE_EXIT": "1"}, runArgs,
+		{"failure mid-run", map[string]string{"FAKE_STDOUT": capture("fatal-midrun.txt"), "FAKE_EXIT": "1"}, runArgs, "MissingTables",
 			[]string{"exit status 1", "Table 'sbdrop.sbtest2' doesn't exist"}, true},
 		{"FATAL with exit 0", map[string]string{"FAKE_STDOUT": capture("fatal-prepare-exists.txt")},
-			[]string{"prepare", "--tables=2", "--table-size=2000", "--threads=2"},
+			[]string{"prepare", "--tables=2", "--table-size=2000", "--threads=2"}, "SQLError",
 			[]string{"sysbench prepare printed FATAL errors although it exited 0", "Table 'sbtest2' already exists"}, false},
 		{"prepare short of a table", map[string]string{"FAKE_STDOUT": capture("prepare-rocksdb.txt")},
-			[]string{"prepare", "--tables=3", "--table-size=2000"},
+			[]string{"prepare", "--tables=3", "--table-size=2000"}, "Other",
 			[]string{"sbtest3 not created", "Inserting 2000 records into 'sbtest2'"}, false},
-		{"killed", map[string]string{"FAKE_STDOUT": capture("run-innodb-ri1.txt"), "FAKE_EXIT": "139"}, runArgs,
+		{"exit 139", map[string]string{"FAKE_STDOUT": capture("run-innodb-ri1.txt"), "FAKE_EXIT": "139"}, runArgs, "Other",
 			[]string{"exit status 139"}, true},
-		{"no summary", map[string]string{"FAKE_STDOUT": capture("prepare-rocksdb.txt")}, runArgs,
+		{"killed by SIGSEGV", map[string]string{"FAKE_STDOUT": capture("failures/server-gone-reconnect.txt"), "FAKE_SIGNAL": "SEGV"}, runArgs, "Crashed",
+			[]string{"sysbench was killed by signal 11 (segmentation fault)", "signal: segmentation fault", "[ 2s ] thds: 2"}, true},
+		{"access denied", map[string]string{"FAKE_STDOUT": capture("failures/access-denied.txt"), "FAKE_EXIT": "1"}, runArgs, "AccessDenied",
+			[]string{"error 1045: Access denied for user 'bench'@'localhost'"}, false},
+		{"server gone", map[string]string{"FAKE_STDOUT": capture("failures/server-gone.txt"), "FAKE_EXIT": "1"}, runArgs, "ConnectionLost",
+			[]string{"error 2013 (Lost connection to server during query)"}, true},
+		{"missing tables", map[string]string{"FAKE_STDOUT": capture("failures/missing-tables.txt"), "FAKE_EXIT": "1"}, runArgs, "MissingTables",
+			[]string{"1146 \"Table 'sbempty.sbtest1' doesn't exist\""}, false},
+		{"no summary", map[string]string{"FAKE_STDOUT": capture("prepare-rocksdb.txt")}, runArgs, "InvalidOutput",
 			[]string{"sysbench run output unusable: sysbench output has no complete final summary"}, false},
-		{"invalid spec", nil, append(append([]string{}, runArgs...), "--workload=bulk_insert"),
+		{"invalid spec", nil, append(append([]string{}, runArgs...), "--workload=bulk_insert"), "Other",
 			[]string{"unknown workload \"bulk_insert\""}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := runFake(t, context.Background(), tc.env, tc.args...)
 			if r.code != 1 || r.summary.OK {
 				t.Fatalf("exit %d ok %v", r.code, r.summary.OK)
+			}
+			if r.summary.Reason != tc.reason {
+				t.Errorf("reason %q, want %q; error:\n%s", r.summary.Reason, tc.reason, r.summary.Error)
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(r.summary.Error, w) {
@@ -323,8 +335,8 @@ func TestInterrupted(t *testing.T) {
 		}
 	}
 	wg.Wait()
-	if r.code != 1 || !strings.Contains(r.summary.Error, "sysbench run interrupted") {
-		t.Errorf("exit %d, error %q", r.code, r.summary.Error)
+	if r.code != 1 || !strings.Contains(r.summary.Error, "sysbench run interrupted") || r.summary.Reason != "Interrupted" {
+		t.Errorf("exit %d, reason %q, error %q", r.code, r.summary.Reason, r.summary.Error)
 	}
 	if !strings.Contains(r.summary.Error, "[ 1s ] thds: 2") {
 		t.Errorf("error lacks the last output: %q", r.summary.Error)
@@ -467,3 +479,35 @@ func TestChildEnv(t *testing.T) {
 }
 
 func parseFloat(s string) (float64, error) { return strconv.ParseFloat(strings.TrimSpace(s), 64) }
+
+// TestShortPasswordRefused: a password so short that replacing it would blank out ordinary text ("x" turned
+// "exit status 1" into "e<redacted>it status 1") is refused before anything runs; from the minimum on, the
+// password is replaced as a whole and the rest of the text stays readable.
+func TestShortPasswordRefused(t *testing.T) {
+	for _, pw := range []string{"x", "exit", "1234567"} {
+		t.Setenv(PasswordVar, pw)
+		r := runFake(t, context.Background(), map[string]string{"FAKE_STDOUT": capture("run-innodb-ri1.txt")}, runArgs...)
+		if r.code != 2 || !strings.Contains(r.stderr, "at least 8 are needed") || r.record != "" {
+			t.Errorf("password of %d characters: exit %d, stderr %q, sysbench ran: %v", len(pw), r.code, r.stderr, r.record != "")
+		}
+		if strings.Contains(r.stderr, pw+" ") {
+			t.Errorf("the refusal prints the password: %q", r.stderr)
+		}
+	}
+	t.Setenv(PasswordVar, "xxxxxxxx")
+	r := runFake(t, context.Background(), map[string]string{"FAKE_STDOUT": capture("fatal-wrong-db.txt"), "FAKE_EXIT": "1", "FAKE_ECHO_PWD": "1"}, runArgs...)
+	if !strings.Contains(r.summary.Error, "exit status 1") || strings.Contains(r.stdout, "xxxxxxxx") ||
+		!strings.Contains(r.stdout, "connecting with password "+redacted+"\n") {
+		t.Errorf("error %q\nstdout %q", r.summary.Error, r.stdout)
+	}
+}
+
+// TestVerifyRowCountOverflow: tables x table size beyond int64 is refused before any connection, instead of
+// expecting a wrapped, negative row count.
+func TestVerifyRowCountOverflow(t *testing.T) {
+	r := runFake(t, context.Background(), nil, "verify", "--tables=1000", "--table-size=9223372036854775807",
+		"--mysql-host=127.0.0.1", "--mysql-port=1", "--connect-timeout=1ms")
+	if r.code != 1 || !strings.Contains(r.summary.Error, "more rows than a 64-bit count holds") || r.summary.RowsExpected != 0 {
+		t.Errorf("exit %d, summary %+v", r.code, r.summary)
+	}
+}

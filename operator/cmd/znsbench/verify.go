@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math"
 	"net"
 	"strconv"
 	"strings"
@@ -23,6 +24,11 @@ func (r *runner) verify(ctx context.Context) error {
 	}
 	if !identOK(s.DB) {
 		return fmt.Errorf("database %q must be a plain identifier [A-Za-z0-9_$]", s.DB)
+	}
+	// The operator's admission bounds the product; by hand anything can be typed, and a wrapped product
+	// would compare a row count with a negative expectation.
+	if s.TableSize > math.MaxInt64/int64(s.Tables) {
+		return fmt.Errorf("verify: --tables %d x --table-size %d is more rows than a 64-bit count holds", s.Tables, s.TableSize)
 	}
 	r.sum.RowsExpected = int64(s.Tables) * s.TableSize
 	r.sum.StartTime = r.now().UTC().Format(time.RFC3339Nano)

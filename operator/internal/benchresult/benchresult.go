@@ -44,8 +44,12 @@ type Summary struct {
 	Target    string `json:"target,omitempty"`
 	Iteration int    `json:"iteration,omitempty"`
 	OK        bool   `json:"ok"`
-	// Error is the reason for !OK; for a sysbench failure it ends with the
-	// last lines sysbench printed (FATAL lines included), password redacted.
+	// Reason names why !OK, from the fixed set of package failreason
+	// (AccessDenied, ConnectionLost, MissingTables, Crashed, ...).
+	Reason string `json:"reason,omitempty"`
+	// Error is the detail for !OK: its first line is the cause in a
+	// sentence, and for a sysbench failure it ends with the last lines
+	// sysbench printed (FATAL lines included), password redacted.
 	Error string `json:"error,omitempty"`
 
 	SysbenchVersion string `json:"sysbenchVersion,omitempty"`
@@ -89,6 +93,22 @@ type Summary struct {
 	// Verify: rows counted over sbtest1..N against tables x table size.
 	RowsExpected int64 `json:"rowsExpected,omitempty"`
 	RowsFound    int64 `json:"rowsFound,omitempty"`
+}
+
+// ManyIgnoredErrors is the share of transaction attempts that sysbench
+// rolled back on an error it ignores (lock conflicts MyRocks reports: 1213,
+// 1020, 1205) above which a run is flagged: TPS counts only what committed,
+// and beyond a few percent the comparison measures lock contention as much
+// as storage.
+const ManyIgnoredErrors = 0.01
+
+// IgnoredErrorShare is ignored errors over transaction attempts (committed
+// plus rolled back); ok is false when the run has no such figures.
+func (s Summary) IgnoredErrorShare() (share float64, ok bool) {
+	if s.ErrorsPerSec <= 0 || s.TPS+s.ErrorsPerSec <= 0 {
+		return 0, s.TPS > 0
+	}
+	return s.ErrorsPerSec / (s.TPS + s.ErrorsPerSec), true
 }
 
 // ErrTooLarge: the summary does not fit MaxBytes even with its error text

@@ -46,6 +46,10 @@ func iterationResult(iteration int32, s benchresult.Summary, seriesConfigMap str
 			LatencyRelDevPct: decimal(s.LatencyRelDevPct),
 		},
 	}
+	// A deviation across fewer than two intervals is no figure at all, not a perfect 0.00.
+	if s.Intervals < 2 {
+		r.TPSRelDevPct, r.LatencyRelDevPct = "", ""
+	}
 	if s.Device != "" {
 		r.DeviceWrittenBytes = strconv.FormatInt(s.DeviceWrittenBytes, 10)
 		if s.Transactions > 0 {

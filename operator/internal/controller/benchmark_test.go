@@ -397,10 +397,14 @@ func TestBenchmarkMissingTarget(t *testing.T) {
 	requireEnv(t)
 	ns := newNamespace(t)
 	b := benchmark(ns, "ghost", "nowhere")
+	b.Spec.TargetTimeoutSeconds = 2
 	create(t, b)
 	cur := waitBenchPhase(t, b, v1alpha1.BenchmarkFailed)
-	if ts := targetStatus(cur, "nowhere"); ts.State != v1alpha1.TargetFailed || !strings.Contains(ts.Message, `"nowhere" not found`) {
+	if ts := targetStatus(cur, "nowhere"); ts.State != v1alpha1.TargetFailed || ts.Reason != "TargetNotFound" || !strings.Contains(ts.Message, `"nowhere" not found`) {
 		t.Errorf("target status %+v", ts)
+	}
+	if c := meta.FindStatusCondition(cur.Status.Conditions, controller.ConditionFailed); c == nil || c.Reason != "TargetsMissing" {
+		t.Errorf("Failed condition %+v", c)
 	}
 	if msg := waitBenchEvent(t, b, "TargetNotFound"); !strings.Contains(msg, "nowhere") {
 		t.Errorf("event %q", msg)

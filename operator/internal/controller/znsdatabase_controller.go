@@ -4,6 +4,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -24,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
+	"github.com/zns-mysql/zns-mysql/operator/internal/event"
 )
 
 // FieldManager is the one server-side apply field manager of the operator.
@@ -130,6 +132,10 @@ type step func(ctx context.Context, st *state) (*ctrl.Result, error)
 func (r *ZNSDatabaseReconciler) runSteps(ctx context.Context, st *state, steps ...step) (ctrl.Result, error) {
 	for _, s := range steps {
 		res, err := s(ctx, st)
+		if apierrors.IsInvalid(err) {
+			// Only the API server can tell (a pod template it refuses, say): retrying would only fill the log.
+			return r.childRejected(st.db, err), nil
+		}
 		if err != nil {
 			return ctrl.Result{}, err
 		}
@@ -138,6 +144,17 @@ func (r *ZNSDatabaseReconciler) runSteps(ctx context.Context, st *state, steps .
 		}
 	}
 	return ctrl.Result{}, nil
+}
+
+// childRejected stops at a child object the API server refused, with a condition and an Event that quote its
+// reason; a change of the spec reconciles again.
+func (r *ZNSDatabaseReconciler) childRejected(db *v1alpha1.ZNSDatabase, err error) ctrl.Result {
+	msg := fmt.Sprintf("the API server refused an object the operator built from this spec: %v", err)
+	if !isBlockedBy(db, "ChildRejected") {
+		event.ChildRejected.Emit(db, r.Recorder, msg)
+	}
+	blocked(db, "ChildRejected", msg)
+	return ctrl.Result{}
 }
 
 // updateStatus writes the status when it changed; conflict reports that the object changed meanwhile.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -22,93 +21,10 @@ import (
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
 	"github.com/zns-mysql/zns-mysql/operator/internal/dbinit"
+	"github.com/zns-mysql/zns-mysql/operator/internal/deviceid"
 	"github.com/zns-mysql/zns-mysql/operator/internal/event"
 	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
 )
-
-// deviceKey identifies the storage a zoned database claims, so that two databases cannot claim the same one.
-func deviceKey(db *v1alpha1.ZNSDatabase) string {
-	switch s := db.Spec.Storage; {
-	case s.ZonedDevice != nil:
-		return "device:" + s.ZonedDevice.NodeName + "/" + s.ZonedDevice.DeviceName
-	case s.ZonedClaim != nil:
-		return "claim:" + db.Namespace + "/" + s.ZonedClaim.ClaimName
-	}
-	return ""
-}
-
-// olderThan orders databases by creation, then by namespace/name, so that exactly one of two claimants of a
-// device wins, whichever the operator sees first.
-func olderThan(a, b *v1alpha1.ZNSDatabase) bool {
-	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
-		return a.CreationTimestamp.Before(&b.CreationTimestamp)
-	}
-	return a.Namespace+"/"+a.Name < b.Namespace+"/"+b.Name
-}
-
-// reconcileDeviceConflict refuses a device that an older ZNSDatabase already claims, before anything that
-// could touch it exists.
-func (r *ZNSDatabaseReconciler) reconcileDeviceConflict(ctx context.Context, st *state) (*ctrl.Result, error) {
-	db := st.db
-	if !db.IsZoned() {
-		db.Status.Storage = "volume"
-		return nil, nil
-	}
-	db.Status.Storage = "zoned"
-	key := deviceKey(db)
-	all := &v1alpha1.ZNSDatabaseList{}
-	if err := r.List(ctx, all); err != nil {
-		return nil, err
-	}
-	var holders []string
-	for i := range all.Items {
-		other := &all.Items[i]
-		if other.UID == db.UID || deviceKey(other) != key || !olderThan(other, db) {
-			continue
-		}
-		holders = append(holders, other.Namespace+"/"+other.Name)
-	}
-	if pvOwner, err := r.devicePVOwner(ctx, db); err != nil {
-		return nil, err
-	} else if pvOwner != "" && pvOwner != db.OwnerAnnotationValue() && !slices.Contains(holders, pvOwner) {
-		holders = append(holders, pvOwner+" (its PersistentVolume is still being released)")
-	}
-	if len(holders) == 0 {
-		return nil, nil
-	}
-	sort.Strings(holders)
-	msg := fmt.Sprintf("%s is already claimed by ZNSDatabase %s; a zoned device serves one database: give this one another device",
-		describeDevice(db), strings.Join(holders, ", "))
-	if !isBlockedBy(db, "DeviceConflict") {
-		event.DeviceConflict.Emit(db, r.Recorder, msg)
-	}
-	setCondition(db, ConditionDeviceReady, metav1.ConditionFalse, "DeviceConflict", msg)
-	blocked(db, "DeviceConflict", msg)
-	return &ctrl.Result{RequeueAfter: r.BlockedRetry}, nil
-}
-
-func describeDevice(db *v1alpha1.ZNSDatabase) string {
-	if s := db.Spec.Storage.ZonedDevice; s != nil {
-		return fmt.Sprintf("device %s on node %s", db.DevicePath(), s.NodeName)
-	}
-	return fmt.Sprintf("claim %s/%s", db.Namespace, db.DeviceClaimName())
-}
-
-func (r *ZNSDatabaseReconciler) devicePVOwner(ctx context.Context, db *v1alpha1.ZNSDatabase) (string, error) {
-	src := db.Spec.Storage.ZonedDevice
-	if src == nil {
-		return "", nil
-	}
-	pv := &corev1.PersistentVolume{}
-	err := r.Get(ctx, client.ObjectKey{Name: v1alpha1.DevicePVName(src.NodeName, src.DeviceName)}, pv)
-	if apierrors.IsNotFound(err) {
-		return "", nil
-	}
-	if err != nil {
-		return "", err
-	}
-	return pv.Annotations[v1alpha1.AnnotationOwner], nil
-}
 
 // reconcileDeviceClaim checks a user's zonedClaim before the preflight mounts it.
 func (r *ZNSDatabaseReconciler) reconcileDeviceClaim(ctx context.Context, st *state) (*ctrl.Result, error) {
@@ -129,12 +45,7 @@ func (r *ZNSDatabaseReconciler) reconcileDeviceClaim(ctx context.Context, st *st
 	default:
 		return nil, nil
 	}
-	if !isBlockedBy(db, "InvalidClaim") {
-		event.ClaimInvalid.Emit(db, r.Recorder, msg)
-	}
-	setCondition(db, ConditionDeviceReady, metav1.ConditionFalse, "InvalidClaim", msg)
-	blocked(db, "InvalidClaim", msg)
-	return &ctrl.Result{RequeueAfter: r.BlockedRetry}, nil
+	return r.invalidClaim(db, msg), nil
 }
 
 // reconcilePreflight runs the read-only preflight Job and turns its report into the DeviceReady condition.
@@ -177,6 +88,9 @@ func (r *ZNSDatabaseReconciler) reconcilePreflight(ctx context.Context, st *stat
 	}
 	switch {
 	case !failed && report != nil && report.Device != nil && len(report.Problems) == 0:
+		if res, err := r.checkDevice(ctx, st, true); res != nil || err != nil {
+			return res, err
+		}
 		msg := fmt.Sprintf("%s is %s with %d zones of %s, scheduler %s", describeDevice(db), report.Device.Model,
 			report.Device.NrZones, resource.NewQuantity(report.Device.ZoneSizeBytes, resource.BinarySI), report.Device.Scheduler)
 		event.DeviceAccepted.Emit(db, r.Recorder, msg)
@@ -397,7 +311,7 @@ func (r *ZNSDatabaseReconciler) finalize(ctx context.Context, db *v1alpha1.ZNSDa
 	}
 	if src := db.Spec.Storage.ZonedDevice; src != nil {
 		children = append(children, &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: db.Namespace, Name: db.DeviceClaimName()}})
-		owner, err := r.devicePVOwner(ctx, db)
+		owner, err := r.devicePVOwner(ctx, deviceid.ID{Node: src.NodeName, Device: src.DeviceName})
 		if err != nil {
 			return err
 		}

@@ -780,14 +780,11 @@ func TestZonedClaim(t *testing.T) {
 	waitCondition(t, db, controller.ConditionDeviceReady, metav1.ConditionFalse, "InvalidClaim")
 	waitEvent(t, db, "InvalidClaim")
 
-	create(t, &corev1.PersistentVolumeClaim{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "zns-claim"},
-		Spec: corev1.PersistentVolumeClaimSpec{
-			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-			VolumeMode:  ptr.To(corev1.PersistentVolumeBlock),
-			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Ti")}},
-		},
-	})
+	// The claim is bound to a local Block volume at the device's kernel name on one node: that is how the
+	// operator knows which device it is.
+	pv := localBlockPV(ns+"-nvme1n2", "claim-node", "/dev/nvme1n2")
+	create(t, pv)
+	create(t, blockClaim(ns, "zns-claim", pv.Name))
 	waitCondition(t, db, controller.ConditionDeviceReady, metav1.ConditionUnknown, "Inspecting")
 	job := &batchv1.Job{}
 	waitObject(t, client.ObjectKey{Namespace: ns, Name: db.PreflightJobName()}, job)
@@ -814,6 +811,38 @@ func TestZonedClaim(t *testing.T) {
 	pvc := &corev1.PersistentVolumeClaim{}
 	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "zns-claim"}, pvc); err != nil || !pvc.DeletionTimestamp.IsZero() {
 		t.Errorf("the user's claim must survive the database: %v %v", err, pvc.DeletionTimestamp)
+	}
+}
+
+// localBlockPV is a local Block PersistentVolume at path, pinned to node: what a user creates for a zoned device.
+func localBlockPV(name, node, path string) *corev1.PersistentVolume {
+	return &corev1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: corev1.PersistentVolumeSpec{
+			Capacity:                      corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Ti")},
+			VolumeMode:                    ptr.To(corev1.PersistentVolumeBlock),
+			AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
+			PersistentVolumeSource:        corev1.PersistentVolumeSource{Local: &corev1.LocalVolumeSource{Path: path}},
+			NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+				MatchExpressions: []corev1.NodeSelectorRequirement{{Key: corev1.LabelHostname, Operator: corev1.NodeSelectorOpIn, Values: []string{node}}},
+			}}}},
+			StorageClassName: "",
+		},
+	}
+}
+
+// blockClaim is a Block claim, bound to volume when it is not "".
+func blockClaim(ns, name, volume string) *corev1.PersistentVolumeClaim {
+	return &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			VolumeMode:       ptr.To(corev1.PersistentVolumeBlock),
+			StorageClassName: ptr.To(""),
+			VolumeName:       volume,
+			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Ti")}},
+		},
 	}
 }
 

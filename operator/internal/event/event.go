@@ -24,35 +24,46 @@ func (e Event) Emit(obj runtime.Object, r record.EventRecorder, args ...any) {
 
 // ZNSDatabase events.
 var (
-	SecretMissing   = Event{corev1.EventTypeWarning, "SecretMissing", "%s"}
-	SecretGenerated = Event{corev1.EventTypeNormal, "SecretGenerated", "generated root password Secret %q"}
-	ConfigInvalid   = Event{corev1.EventTypeWarning, "InvalidConfig", "%s"}
-	ConfigUpdated   = Event{corev1.EventTypeNormal, "ConfigUpdated", "mysqld configuration is now in ConfigMap %q"}
-	DeviceConflict  = Event{corev1.EventTypeWarning, "DeviceConflict", "%s"}
-	ClaimInvalid    = Event{corev1.EventTypeWarning, "InvalidClaim", "%s"}
-	PreflightFailed = Event{corev1.EventTypeWarning, "PreflightFailed", "%s"}
-	DeviceRefused   = Event{corev1.EventTypeWarning, "DeviceRefused", "%s"}
-	DeviceAccepted  = Event{corev1.EventTypeNormal, "DeviceAccepted", "%s"}
-	DeviceWarning   = Event{corev1.EventTypeWarning, "DeviceWarning", "%s"}
-	DeviceBusy      = Event{corev1.EventTypeWarning, "DeviceBusy", "%s"}
-	FormatRefused   = Event{corev1.EventTypeWarning, "FormatRefused", "%s"}
-	FormatFailed    = Event{corev1.EventTypeWarning, "FormatFailed", "%s"}
-	Formatted       = Event{corev1.EventTypeNormal, "Formatted", "%s"}
-	SpaceFailed     = Event{corev1.EventTypeWarning, "ZenFSSpaceFailed", "%s"}
-	Available       = Event{corev1.EventTypeNormal, "Available", "mysqld is ready at %s"}
-	Unavailable     = Event{corev1.EventTypeWarning, "Unavailable", "%s"}
-	DeviceReleased  = Event{corev1.EventTypeNormal, "DeviceReleased", "released %s without touching its data"}
+	SecretMissing    = Event{corev1.EventTypeWarning, "SecretMissing", "%s"}
+	PasswordTooShort = Event{corev1.EventTypeWarning, "PasswordTooShort", "%s"}
+	SecretGenerated  = Event{corev1.EventTypeNormal, "SecretGenerated", "generated root password Secret %q"}
+	ConfigInvalid    = Event{corev1.EventTypeWarning, "InvalidConfig", "%s"}
+	ConfigUpdated    = Event{corev1.EventTypeNormal, "ConfigUpdated", "mysqld configuration is now in ConfigMap %q"}
+	DeviceConflict   = Event{corev1.EventTypeWarning, "DeviceConflict", "%s"}
+	ClaimInvalid     = Event{corev1.EventTypeWarning, "InvalidClaim", "%s"}
+	ClaimUnbound     = Event{corev1.EventTypeWarning, "ClaimUnbound", "%s"}
+	PreflightFailed  = Event{corev1.EventTypeWarning, "PreflightFailed", "%s"}
+	DeviceRefused    = Event{corev1.EventTypeWarning, "DeviceRefused", "%s"}
+	DeviceAccepted   = Event{corev1.EventTypeNormal, "DeviceAccepted", "%s"}
+	DeviceWarning    = Event{corev1.EventTypeWarning, "DeviceWarning", "%s"}
+	DeviceBusy       = Event{corev1.EventTypeWarning, "DeviceBusy", "%s"}
+	FormatRefused    = Event{corev1.EventTypeWarning, "FormatRefused", "%s"}
+	FormatFailed     = Event{corev1.EventTypeWarning, "FormatFailed", "%s"}
+	Formatted        = Event{corev1.EventTypeNormal, "Formatted", "%s"}
+	SpaceFailed      = Event{corev1.EventTypeWarning, "ZenFSSpaceFailed", "%s"}
+	Available        = Event{corev1.EventTypeNormal, "Available", "mysqld is ready at %s"}
+	Unavailable      = Event{corev1.EventTypeWarning, "Unavailable", "%s"}
+	DeviceReleased   = Event{corev1.EventTypeNormal, "DeviceReleased", "released %s without touching its data"}
+	ChildRejected    = Event{corev1.EventTypeWarning, "ChildRejected", "%s"}
 )
 
 // Benchmark events.
 var (
 	BenchmarkStarted   = Event{corev1.EventTypeNormal, "Started", "benchmark of %d target(s) with %s started"}
+	TargetsMissing     = Event{corev1.EventTypeWarning, "TargetsMissing", "%s"}
+	TargetsBusy        = Event{corev1.EventTypeNormal, "TargetsBusy", "%s"}
+	TargetsReady       = Event{corev1.EventTypeNormal, "TargetsReady", "%s"}
 	TargetNotFound     = Event{corev1.EventTypeWarning, "TargetNotFound", "%s"}
+	TargetDeleted      = Event{corev1.EventTypeWarning, "TargetDeleted", "%s"}
 	TargetUnavailable  = Event{corev1.EventTypeWarning, "TargetUnavailable", "%s"}
+	JobsStopped        = Event{corev1.EventTypeNormal, "JobsStopped", "stopped Job(s) %s: %s"}
+	ManyIgnoredErrors  = Event{corev1.EventTypeWarning, "ManyIgnoredErrors", "target %s: %s"}
 	ProfileSwitched    = Event{corev1.EventTypeNormal, "ProfileSwitched", "switched ZNSDatabase %s to the %s profile (%s)"}
 	PrepareFailed      = Event{corev1.EventTypeWarning, "PrepareFailed", "%s"}
 	PreconditionFailed = Event{corev1.EventTypeWarning, "PreconditionFailed", "%s"}
 	RowCountMismatch   = Event{corev1.EventTypeWarning, "RowCountMismatch", "%s"}
+	VerifyFailed       = Event{corev1.EventTypeWarning, "VerifyFailed", "%s"}
+	JobRejected        = Event{corev1.EventTypeWarning, "JobRejected", "%s"}
 	RunFailed          = Event{corev1.EventTypeWarning, "RunFailed", "%s"}
 	IterationDone      = Event{corev1.EventTypeNormal, "IterationDone", "run %d of %d finished"}
 	SeriesMissing      = Event{corev1.EventTypeWarning, "SeriesMissing", "no interval series for target %s run %d: %s"}

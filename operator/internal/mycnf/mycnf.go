@@ -77,7 +77,11 @@ func Generate(in Input) (string, error) {
 		return "", err
 	}
 	opts := defaults(in, sizes)
-	if err := applyOverrides(opts, in); err != nil {
+	userSet, err := applyOverrides(opts, in)
+	if err != nil {
+		return "", err
+	}
+	if err := checkMemory(opts, in, sizes, userSet); err != nil {
 		return "", err
 	}
 	return render(in, sizes, opts)

@@ -3,6 +3,7 @@ package mycnf
 import (
 	"embed"
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -322,8 +323,8 @@ func TestOverrides(t *testing.T) {
 		{
 			name:    "spaces, hash, quotes and backslashes are quoted and escaped",
 			engine:  EngineRocksDB,
-			ov:      map[string]string{"init_connect": `SET @a='x y'; SET @b="#\n"`},
-			present: map[string]string{"init_connect": `"SET @a='x y'; SET @b=\"#\\n\""`},
+			ov:      map[string]string{"optimizer_switch": `SET @a='x y'; SET @b="#\n"`},
+			present: map[string]string{"optimizer_switch": `"SET @a='x y'; SET @b=\"#\\n\""`},
 		},
 		{
 			name:    "loose rocksdb option tolerated with innodb",
@@ -433,9 +434,9 @@ func TestOverrideErrors(t *testing.T) {
 		{"skip log bin", EngineInnoDB, map[string]string{"skip-log-bin": ""}, "binlog is switched"},
 		{"disable log bin", EngineRocksDB, map[string]string{"disable_log_bin": ""}, "binlog is switched"},
 		{"log error", EngineRocksDB, map[string]string{"log-error": "/var/log/mysql/error.log"}, "stderr"},
-		{"newline in value", EngineRocksDB, map[string]string{"init_connect": "x\ndatadir=/evil"}, "control character"},
-		{"CR in value", EngineRocksDB, map[string]string{"init_connect": "x\r"}, "control character"},
-		{"NUL in value", EngineRocksDB, map[string]string{"init_connect": "x\x00"}, "control character"},
+		{"newline in value", EngineRocksDB, map[string]string{"optimizer_switch": "x\ndatadir=/evil"}, "control character"},
+		{"CR in value", EngineRocksDB, map[string]string{"optimizer_switch": "x\r"}, "control character"},
+		{"NUL in value", EngineRocksDB, map[string]string{"optimizer_switch": "x\x00"}, "control character"},
 		{"newline in key", EngineRocksDB, map[string]string{"a\n[client]": "1"}, "not an option name"},
 		{"include directive", EngineRocksDB, map[string]string{"!include /etc/passwd": ""}, "not an option name"},
 		{"equals in key", EngineRocksDB, map[string]string{"datadir=/x#": "1"}, "not an option name"},
@@ -445,7 +446,7 @@ func TestOverrideErrors(t *testing.T) {
 		{"rocksdb option with innodb", EngineInnoDB, map[string]string{"rocksdb_block_cache_size": "1G"}, "needs engine"},
 		{"same option twice", EngineRocksDB, map[string]string{"max-connections": "1", "max_connections": "2"}, "set the same option"},
 		{"flag and skip form", EngineRocksDB, map[string]string{"ssl": "1", "skip-ssl": ""}, "set the same option"},
-		{"too long", EngineRocksDB, map[string]string{"init_connect": strings.Repeat("x", 5000)}, "exceeds"},
+		{"too long", EngineRocksDB, map[string]string{"optimizer_switch": strings.Repeat("x", 5000)}, "exceeds"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -515,5 +516,119 @@ func TestPathsWithSpacesAreQuoted(t *testing.T) {
 	in.DataDir = "/mnt/my data"
 	if got := parse(t, mustGenerate(t, in))["datadir"]; got != `"/mnt/my data"` {
 		t.Errorf("datadir = %s, want it quoted", got)
+	}
+}
+
+// TestOverrideDenylist: options that run SQL, load code, switch off authentication or name files and
+// directories are refused, in every spelling mysqld accepts; tuning options that merely look alike are not.
+func TestOverrideDenylist(t *testing.T) {
+	denied := map[string]string{
+		"init_file":                     "runs SQL",
+		"init-file":                     "runs SQL",
+		"loose-init-file":               "runs SQL",
+		"init_connect":                  "runs SQL",
+		"init_slave":                    "runs SQL",
+		"plugin_dir":                    "loads code",
+		"plugin-maturity":               "loads code",
+		"early-plugin-load":             "loads code",
+		"skip-grant-tables":             "authentication",
+		"disable_grant_tables":          "authentication",
+		"user":                          "mysql user",
+		"chroot":                        "root directory",
+		"secure_file_priv":              "LOAD DATA",
+		"tmpdir":                        "file or directory",
+		"basedir":                       "file or directory",
+		"innodb_data_home_dir":          "file or directory",
+		"innodb_log_group_home_dir":     "file or directory",
+		"innodb_undo_directory":         "file or directory",
+		"innodb_data_file_path":         "file or directory",
+		"innodb_buffer_pool_filename":   "file or directory",
+		"rocksdb_wal_dir":               "file or directory",
+		"rocksdb_tmpdir":                "file or directory",
+		"rocksdb_datadir":               "MyRocks data",
+		"general_log_file":              "file or directory",
+		"slow_query_log_file":           "file or directory",
+		"log_bin_index":                 "names a file",
+		"relay_log":                     "names files",
+		"ssl_key":                       "names a file",
+		"keyring_file_data":             "encryption keys",
+		"lc_messages_dir":               "file or directory",
+		"rocksdb_persistent_cache_path": "file or directory",
+		"core-file":                     "core dumps",
+	}
+	for key, want := range denied {
+		in := base(FlavorPercona, EngineRocksDB, ProfileWorkload)
+		in.Overrides = map[string]string{key: "/tmp/x"}
+		_, err := Generate(in)
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "docs/config-overrides.md") {
+			t.Errorf("%s: got %v, want a refusal saying %q and pointing at the rule", key, err, want)
+		}
+	}
+	for key, value := range map[string]string{
+		"innodb_adaptive_hash_index": "OFF", "innodb_file_per_table": "ON", "innodb_log_file_size": "1G",
+		"rocksdb_max_manifest_file_size": "64M", "open_files_limit": "65535", "skip-name-resolve": "",
+		"rocksdb_max_background_jobs": "4", "binlog_expire_logs_seconds": "3600",
+	} {
+		in := base(FlavorPercona, EngineRocksDB, ProfileWorkload)
+		in.Overrides = map[string]string{key: value}
+		if _, err := Generate(in); err != nil {
+			t.Errorf("%s=%s: %v", key, value, err)
+		}
+	}
+}
+
+// TestMemoryOverrides: overridden caches must fit the memory limit with the generated caches beside them.
+func TestMemoryOverrides(t *testing.T) {
+	type tc struct {
+		engine Engine
+		mem    int64
+		ov     map[string]string
+		want   string // "" = accepted; else a substring of the error
+	}
+	for name, c := range map[string]tc{
+		// 4Gi: 3.6G for caches (4G less 384M); generated: memtables 8 x 96M = 768M, block cache 2.25G.
+		"block cache 100G in 4Gi":        {EngineRocksDB, 4 * GiB, map[string]string{"rocksdb_block_cache_size": "100G"}, "need 100.8G (rocksdb_block_cache_size=100G (override) + memtables 8 x 96M), more than the 3.6G that the memory limit of 4G leaves after 384M for mysqld itself"},
+		"block cache that fits":          {EngineRocksDB, 4 * GiB, map[string]string{"rocksdb-block-cache-size": "2G"}, ""},
+		"block cache exactly the budget": {EngineRocksDB, 4 * GiB, map[string]string{"rocksdb_block_cache_size": "2944M"}, ""},
+		"one MiB over":                   {EngineRocksDB, 4 * GiB, map[string]string{"rocksdb_block_cache_size": "2945m"}, "more than the 3.6G"},
+		"memtables from cf options":      {EngineRocksDB, 4 * GiB, map[string]string{"rocksdb_default_cf_options": "write_buffer_size=1G;max_write_buffer_number=8"}, "memtables 8 x 1G"},
+		"buffer pool beside MyRocks":     {EngineRocksDB, 4 * GiB, map[string]string{"innodb_buffer_pool_size": "1G"}, "innodb_buffer_pool_size=1G (override)"},
+		"small pool beside MyRocks":      {EngineRocksDB, 4 * GiB, map[string]string{"innodb_buffer_pool_size": "256M"}, ""},
+		"innodb pool 8G in 4Gi":          {EngineInnoDB, 4 * GiB, map[string]string{"innodb_buffer_pool_size": "8G"}, "innodb_buffer_pool_size=8G (override)"},
+		"key buffer adds to the pool":    {EngineInnoDB, 4 * GiB, map[string]string{"key_buffer_size": "1G"}, "innodb_buffer_pool_size=3G (generated) + key_buffer_size=1G (override)"},
+		"loose rocksdb cache on innodb":  {EngineInnoDB, 4 * GiB, map[string]string{"loose-rocksdb-block-cache-size": "64G"}, ""},
+		"not a size":                     {EngineRocksDB, 4 * GiB, map[string]string{"rocksdb_block_cache_size": "lots"}, "not a size"},
+		"overflowing size":               {EngineRocksDB, 4 * GiB, map[string]string{"rocksdb_block_cache_size": "9999999999999E"}, "larger than any memory"},
+		"no limit uses the fallback":     {EngineRocksDB, 0, map[string]string{"rocksdb_block_cache_size": "4G"}, "memory limit of 2G"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			in := base(FlavorPercona, c.engine, ProfileWorkload)
+			in.MemoryLimitBytes, in.Overrides = c.mem, c.ov
+			_, err := Generate(in)
+			switch {
+			case c.want == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+				t.Errorf("got %v, want an error containing %q", err, c.want)
+			}
+		})
+	}
+}
+
+// TestMemoryLimitBounds: absurd limits are refused instead of sizing caches from them (8Ei once gave
+// rocksdb_block_cache_size=6442450940G).
+func TestMemoryLimitBounds(t *testing.T) {
+	// math.MaxInt64 is what resource.MustParse("8Ei").Value() gives.
+	for _, mem := range []int64{math.MaxInt64, MaxMemoryBytes + 1} {
+		in := base(FlavorPercona, EngineRocksDB, ProfileWorkload)
+		in.MemoryLimitBytes = mem
+		if out, err := Generate(in); err == nil || !strings.Contains(err.Error(), "above the maximum of 16T") {
+			t.Errorf("%d: got %v\n%s", mem, err, out)
+		}
+	}
+	in := base(FlavorPercona, EngineRocksDB, ProfileWorkload)
+	in.MemoryLimitBytes = MaxMemoryBytes
+	if _, err := Generate(in); err != nil {
+		t.Errorf("the maximum itself: %v", err)
 	}
 }

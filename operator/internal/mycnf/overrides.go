@@ -26,6 +26,45 @@ var forcedKeys = map[string]string{
 	"log_error": "the server logs to stderr, which the operator and kubectl logs read",
 }
 
+// deniedKeys are options no user may set, by normalised name, because they
+// run SQL, load code, change who the server trusts, or name files and
+// directories (docs/config-overrides.md). A benchmark database needs none of
+// them, and each could turn write access to a ZNSDatabase into running
+// arbitrary code as mysqld or reading and writing files it can reach.
+var deniedKeys = map[string]string{
+	"grant_tables":      "skip-grant-tables turns off authentication",
+	"user":              "mysqld runs as the image's mysql user",
+	"chroot":            "it moves mysqld's root directory",
+	"secure_file_priv":  "it decides which files LOAD DATA and SELECT INTO OUTFILE may read and write",
+	"early_plugin_load": "it loads code",
+	"debug":             "it writes a trace file and slows the server",
+	"core_file":         "it writes core dumps of the server into the datadir",
+	"relay_log":         "it names files",
+	"relay_log_index":   "it names a file",
+	"log_bin_index":     "it names a file",
+	"log_tc":            "it names a file",
+	"language":          "it names a directory",
+	"rocksdb_datadir":   "it moves the MyRocks data",
+	"ssl_ca":            "it names a file",
+	"ssl_cert":          "it names a file",
+	"ssl_key":           "it names a file",
+	"ssl_crl":           "it names a file",
+}
+
+// deniedPrefixes and deniedSuffixes catch the families of deniedKeys: every
+// init_* option runs SQL (init_file as root at each start, init_connect at
+// each connection), every plugin_* option loads code or says where it comes
+// from, keyring_* options load keys from files, and an option whose name ends
+// in dir, _directory, _file, _filename or _path names a place on disk.
+var (
+	deniedPrefixes = map[string]string{
+		"init_":    "it runs SQL (init_file as root at every start, init_connect at every connection)",
+		"plugin_":  "it loads code or says where code is loaded from",
+		"keyring_": "it loads encryption keys from files",
+	}
+	deniedSuffixes = []string{"dir", "_directory", "_file", "_filename", "_path"}
+)
+
 // mysqld's option reader treats these prefixes as modifiers of the option
 // that follows (skip-X means X=0), so "skip-log-bin" is the log_bin switch.
 // "maximum-" sets an upper bound, which on a forced option could veto the
@@ -36,7 +75,9 @@ var modifierPrefixes = []string{"skip_", "disable_", "enable_", "maximum_"}
 // '[section]', '=' in the key, spaces) could change how the file parses.
 var keyRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`)
 
-func applyOverrides(o options, in Input) error {
+// applyOverrides merges the user's options into o and returns which options
+// they set: the normalised option name to the user's key.
+func applyOverrides(o options, in Input) (map[string]string, error) {
 	users := make([]string, 0, len(in.Overrides))
 	for k := range in.Overrides {
 		users = append(users, k)
@@ -61,25 +102,25 @@ func applyOverrides(o options, in Input) error {
 	for _, key := range users {
 		value := in.Overrides[key]
 		if !keyRE.MatchString(key) {
-			return fmt.Errorf("mycnf: override key %q is not an option name (letters, digits, '-', '_')", key)
+			return nil, fmt.Errorf("mycnf: override key %q is not an option name (letters, digits, '-', '_')", key)
 		}
 		if err := checkValue(value); err != nil {
-			return fmt.Errorf("mycnf: override %q: %w", key, err)
+			return nil, fmt.Errorf("mycnf: override %q: %w", key, err)
 		}
 		norm := NormalizeKey(key)
 		if norm == "" {
-			return fmt.Errorf("mycnf: override key %q is only a prefix", key)
+			return nil, fmt.Errorf("mycnf: override key %q is only a prefix", key)
 		}
 		if reason, ok := forcedReason(norm); ok {
-			return fmt.Errorf("mycnf: override %q is not allowed: %s", key, reason)
+			return nil, fmt.Errorf("mycnf: override %q is not allowed: %s", key, reason)
 		}
 		if in.Engine != EngineRocksDB && strings.HasPrefix(norm, "rocksdb_") && !isLoose(key) {
-			return fmt.Errorf("mycnf: override %q needs engine %q: the MyRocks plugin is not loaded for %q and mysqld would refuse to start",
+			return nil, fmt.Errorf("mycnf: override %q needs engine %q: the MyRocks plugin is not loaded for %q and mysqld would refuse to start",
 				key, EngineRocksDB, in.Engine)
 		}
 		target := mergeKey(generated, known, norm)
 		if prev, dup := seen[target]; dup {
-			return fmt.Errorf("mycnf: overrides %q and %q set the same option", prev, key)
+			return nil, fmt.Errorf("mycnf: overrides %q and %q set the same option", prev, key)
 		}
 		seen[target] = key
 		if value == "" {
@@ -88,7 +129,7 @@ func applyOverrides(o options, in Input) error {
 			o[target] = option{key: key, value: value}
 		}
 	}
-	return nil
+	return seen, nil
 }
 
 func isLoose(key string) bool {
@@ -96,14 +137,37 @@ func isLoose(key string) bool {
 }
 
 func forcedReason(norm string) (string, bool) {
-	if r, ok := forcedKeys[norm]; ok {
+	names := []string{norm}
+	for _, p := range modifierPrefixes {
+		if base, ok := strings.CutPrefix(norm, p); ok && base != "" {
+			names = append(names, base)
+		}
+	}
+	for _, n := range names {
+		if r, ok := forcedKeys[n]; ok {
+			return r, true
+		}
+	}
+	for _, n := range names {
+		if r, ok := deniedReason(n); ok {
+			return r + " (see docs/config-overrides.md)", true
+		}
+	}
+	return "", false
+}
+
+func deniedReason(norm string) (string, bool) {
+	if r, ok := deniedKeys[norm]; ok {
 		return r, true
 	}
-	for _, p := range modifierPrefixes {
-		if base, ok := strings.CutPrefix(norm, p); ok {
-			if r, ok := forcedKeys[base]; ok {
-				return r, true
-			}
+	for p, r := range deniedPrefixes {
+		if strings.HasPrefix(norm, p) {
+			return r, true
+		}
+	}
+	for _, suf := range deniedSuffixes {
+		if strings.HasSuffix(norm, suf) {
+			return "it names a file or directory", true
 		}
 	}
 	return "", false

@@ -21,6 +21,12 @@ const (
 	// crawls, which would only produce misleading benchmark numbers.
 	MinMemoryBytes = 512 * MiB
 
+	// MaxMemoryBytes is the largest limit Generate accepts (the CRD refuses
+	// more at admission too). Beyond the biggest machines sold, a limit is a
+	// typo, and sizing caches from it would write absurd values such as
+	// rocksdb_block_cache_size=6442450940G (from 8Ei).
+	MaxMemoryBytes = 16 << 40
+
 	// minReserveBytes is the floor of the non-engine share: mysqld's own
 	// baseline is 100-300 MiB (Percona's performance schema alone is ~200 MiB
 	// with autosizing) whatever the pod size.
@@ -108,6 +114,8 @@ func ComputeSizes(memoryLimitBytes int64) (Sizes, error) {
 	case memoryLimitBytes < MinMemoryBytes:
 		return Sizes{}, fmt.Errorf("mycnf: memory limit %d bytes is below the minimum of %s for mysqld with an engine cache",
 			memoryLimitBytes, formatBytes(MinMemoryBytes))
+	case memoryLimitBytes > MaxMemoryBytes:
+		return Sizes{}, fmt.Errorf("mycnf: memory limit %d bytes is above the maximum of %s", memoryLimitBytes, humanBytes(MaxMemoryBytes))
 	}
 	mem := s.MemoryBytes
 

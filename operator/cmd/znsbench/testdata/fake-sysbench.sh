@@ -11,6 +11,8 @@
 #   FAKE_STAT_FROM/FAKE_STAT_TO  copy FROM over TO after the output (a
 #                    device's stat file advancing during the run)
 #   FAKE_ECHO_PWD    if set, print $MYSQL_PWD on stdout and stderr
+#   FAKE_SIGNAL      if set, the fake kills itself with this signal at the end
+#                    (SEGV: what Debian's 1.0.20 does when it reconnects)
 #   FAKE_EXIT        exit status (default 0)
 if [ "$1" = "--version" ]; then
 	echo "sysbench 1.0.20"
@@ -52,5 +54,8 @@ if [ -n "$FAKE_STDERR" ]; then
 fi
 if [ -n "$FAKE_STAT_FROM" ]; then
 	cp "$FAKE_STAT_FROM" "$FAKE_STAT_TO"
+fi
+if [ -n "$FAKE_SIGNAL" ]; then
+	kill -s "$FAKE_SIGNAL" $$
 fi
 exit "${FAKE_EXIT:-0}"

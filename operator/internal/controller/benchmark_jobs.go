@@ -1,0 +1,209 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
+	"github.com/zns-mysql/zns-mysql/operator/internal/benchresult"
+	"github.com/zns-mysql/zns-mysql/operator/internal/event"
+	"github.com/zns-mysql/zns-mysql/operator/internal/failreason"
+	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
+)
+
+// PodLogs reads a container's log; the series of a run travels there because it is too big for a termination
+// message. The envtest suite, which has no kubelet, supplies recorded logs.
+type PodLogs interface {
+	Read(ctx context.Context, namespace, pod, container string) (string, error)
+}
+
+// ClientsetPodLogs reads logs through the API server.
+type ClientsetPodLogs struct{ Clientset kubernetes.Interface }
+
+// Read implements PodLogs.
+func (c ClientsetPodLogs) Read(ctx context.Context, namespace, pod, container string) (string, error) {
+	rc, err := c.Clientset.CoreV1().Pods(namespace).GetLogs(pod, &corev1.PodLogOptions{Container: container}).Stream(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(io.LimitReader(rc, 64<<20))
+	return string(b), err
+}
+
+// runJob creates the Job of one phase for one target if it does not exist, and reads its result once it
+// finished. A Job that failed without leaving a summary (pod evicted, killed, deadline) yields a summary with
+// the reason the Job controller recorded.
+func (r *BenchmarkReconciler) runJob(ctx context.Context, b *v1alpha1.Benchmark, phase string, it int32, db *v1alpha1.ZNSDatabase, startAt time.Time) (benchresult.Summary, bool, error) {
+	sum, done, exists, err := r.jobResult(ctx, b, phase, it, db)
+	if err != nil || exists {
+		return sum, done, err
+	}
+	image := b.Spec.Image
+	if image == "" {
+		image = r.Image
+	}
+	job := resources.BenchJob(b, resources.BenchJobInput{Phase: phase, Iteration: it, DB: db, Image: image, StartAt: startAt})
+	err = r.Apply(ctx, job, client.FieldOwner(FieldManager), client.ForceOwnership)
+	if apierrors.IsInvalid(err) {
+		// Only the API server can tell (say, requests above limits in spec.resources): a failed step, not a retry.
+		return benchresult.Summary{Phase: phase, OK: false, Reason: failreason.JobRejected,
+			Error: fmt.Sprintf("the API server refused Job %s: %v", *job.Name, err)}, true, nil
+	}
+	return benchresult.Summary{}, false, err
+}
+
+// jobResult reads the Job of one phase for one target without creating it.
+func (r *BenchmarkReconciler) jobResult(ctx context.Context, b *v1alpha1.Benchmark, phase string, it int32, db *v1alpha1.ZNSDatabase) (benchresult.Summary, bool, bool, error) {
+	job := &batchv1.Job{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: resources.BenchJobName(b, phase, it, db.Name)}, job)
+	if apierrors.IsNotFound(err) {
+		return benchresult.Summary{}, false, false, nil
+	}
+	if err != nil {
+		return benchresult.Summary{}, false, false, err
+	}
+	finished, failed, _ := jobFinished(job)
+	if !finished {
+		return benchresult.Summary{}, false, true, nil
+	}
+	sum, found, err := r.jobSummary(ctx, b, job)
+	if err != nil {
+		return sum, false, true, err
+	}
+	switch {
+	case !found:
+		sum = benchresult.Summary{Phase: phase, OK: !failed}
+		if failed {
+			sum.Reason = jobReason(job, failreason.PodLost)
+			sum.Error = "its pod ended without a result (evicted, killed or past its deadline): " + jobFailureReason(job)
+		}
+	case failed && sum.OK:
+		sum.OK = false
+		sum.Reason = jobReason(job, failreason.PodLost)
+		sum.Error = "the Job failed after the runner reported success: " + jobFailureReason(job)
+	case failed:
+		// A runner stopped by the Job's deadline reports that it was interrupted; the deadline is the reason.
+		sum.Reason = jobReason(job, sum.Reason)
+	}
+	return sum, true, true, nil
+}
+
+// jobReason is TimedOut when the Job controller stopped the Job at its deadline, otherwise fallback.
+func jobReason(job *batchv1.Job, fallback string) string {
+	for _, c := range job.Status.Conditions {
+		if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue && c.Reason == batchv1.JobReasonDeadlineExceeded {
+			return failreason.TimedOut
+		}
+	}
+	return fallback
+}
+
+// stopJobs deletes the Benchmark's Jobs that have not finished (of one target, or all when target is ""), so
+// that nothing keeps running against a database once its target or the Benchmark is over. Their pods go with
+// them (background propagation): the runner is told to stop and sysbench with it.
+func (r *BenchmarkReconciler) stopJobs(ctx context.Context, b *v1alpha1.Benchmark, target string) error {
+	labels := client.MatchingLabels{resources.LabelBenchmark: b.Name}
+	if target != "" {
+		labels[resources.LabelBenchTarget] = target
+	}
+	jobs := &batchv1.JobList{}
+	if err := r.List(ctx, jobs, client.InNamespace(b.Namespace), labels); err != nil {
+		return err
+	}
+	var stopped []string
+	for i := range jobs.Items {
+		job := &jobs.Items[i]
+		if finished, _, _ := jobFinished(job); finished || !metav1.IsControlledBy(job, b) || !job.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if err := r.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+			return err
+		}
+		stopped = append(stopped, job.Name)
+	}
+	if len(stopped) > 0 {
+		why := "the Benchmark is over"
+		if target != "" {
+			why = "target " + target + " failed"
+		}
+		event.JobsStopped.Emit(b, r.Recorder, strings.Join(stopped, ", "), why)
+	}
+	return nil
+}
+
+func jobFailureReason(job *batchv1.Job) string {
+	for _, c := range job.Status.Conditions {
+		if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue {
+			if c.Message != "" {
+				return fmt.Sprintf("%s: %s", c.Reason, c.Message)
+			}
+			if c.Reason != "" {
+				return c.Reason
+			}
+		}
+	}
+	return "no reason recorded"
+}
+
+// jobSummary reads the runner's summary from the newest pod of a Job: its termination message, or the summary
+// line of its log when the message is missing.
+func (r *BenchmarkReconciler) jobSummary(ctx context.Context, b *v1alpha1.Benchmark, job *batchv1.Job) (benchresult.Summary, bool, error) {
+	pod, term, err := r.jobPod(ctx, b, job)
+	if err != nil || pod == nil {
+		return benchresult.Summary{}, false, err
+	}
+	if term != nil && strings.TrimSpace(term.Message) != "" {
+		if s, err := benchresult.Decode([]byte(strings.TrimSpace(term.Message))); err == nil {
+			return s, true, nil
+		}
+	}
+	if r.Logs != nil {
+		if text, err := r.Logs.Read(ctx, pod.Namespace, pod.Name, resources.RunnerContainer); err == nil {
+			if s, ok, _ := benchresult.FindSummary(text); ok {
+				return s, true, nil
+			}
+		}
+	}
+	if term != nil && term.ExitCode != 0 {
+		reason := failreason.Other
+		if term.ExitCode > 128 { // killed by a signal (137: OOM-killed or SIGKILL)
+			reason = failreason.Crashed
+		}
+		return benchresult.Summary{OK: false, Reason: reason, Error: fmt.Sprintf("the runner exited %d (%s): %s", term.ExitCode, term.Reason, lastLines(term.Message, 5))}, true, nil
+	}
+	return benchresult.Summary{}, false, nil
+}
+
+func (r *BenchmarkReconciler) jobPod(ctx context.Context, b *v1alpha1.Benchmark, job *batchv1.Job) (*corev1.Pod, *corev1.ContainerStateTerminated, error) {
+	pods := &corev1.PodList{}
+	if err := r.List(ctx, pods, client.InNamespace(b.Namespace), client.MatchingLabels(job.Spec.Template.Labels)); err != nil {
+		return nil, nil, err
+	}
+	var newest *corev1.Pod
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if newest == nil || newest.CreationTimestamp.Before(&p.CreationTimestamp) {
+			newest = p
+		}
+	}
+	if newest == nil {
+		return nil, nil, nil
+	}
+	for _, cs := range newest.Status.ContainerStatuses {
+		if cs.Name == resources.RunnerContainer && cs.State.Terminated != nil {
+			return newest, cs.State.Terminated, nil
+		}
+	}
+	return newest, nil, nil
+}

@@ -1,0 +1,118 @@
+package controller
+
+import (
+	"context"
+	"sort"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
+)
+
+// A database serves one Benchmark at a time: two would flip its profile against each other and drop each
+// other's tables. The holder is written on the database (annotations AnnotationBenchmark and
+// AnnotationBenchmarkUID), where kubectl shows it, with optimistic concurrency, so that two Benchmarks cannot
+// both take it even when the operator's cache lags. A Benchmark takes all of its targets, in name order, or
+// none; it releases them once it has handed each back in the workload profile.
+
+func leaseOf(db *v1alpha1.ZNSDatabase) (name, uid string) {
+	a := db.GetAnnotations()
+	return a[v1alpha1.AnnotationBenchmark], a[v1alpha1.AnnotationBenchmarkUID]
+}
+
+func holds(b *v1alpha1.Benchmark, db *v1alpha1.ZNSDatabase) bool {
+	_, uid := leaseOf(db)
+	return uid != "" && uid == string(b.UID)
+}
+
+// heldByOther names the live Benchmark other than b that holds db, "" when db is free for b. A lease whose
+// Benchmark is gone (deleted without its finalizer, or re-created under the same name) is free. The holder is
+// read from the API server, not the cache, so that a Benchmark created a moment ago is not taken for gone.
+func (r *BenchmarkReconciler) heldByOther(ctx context.Context, b *v1alpha1.Benchmark, db *v1alpha1.ZNSDatabase) (string, error) {
+	name, uid := leaseOf(db)
+	if uid == "" || uid == string(b.UID) {
+		return "", nil
+	}
+	holder := &v1alpha1.Benchmark{}
+	err := r.reader().Get(ctx, client.ObjectKey{Namespace: db.Namespace, Name: name}, holder)
+	if apierrors.IsNotFound(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if string(holder.UID) != uid {
+		return "", nil
+	}
+	return name, nil
+}
+
+func (r *BenchmarkReconciler) reader() client.Reader {
+	if r.APIReader != nil {
+		return r.APIReader
+	}
+	return r.Client
+}
+
+// acquire takes every database for b, in name order (a global order: no two Benchmarks can each wait for what
+// the other took). When another Benchmark gets one first, b gives back what it took in this call and reports
+// false: a waiting Benchmark holds nothing.
+func (r *BenchmarkReconciler) acquire(ctx context.Context, b *v1alpha1.Benchmark, dbs []*v1alpha1.ZNSDatabase) (bool, error) {
+	sorted := append([]*v1alpha1.ZNSDatabase(nil), dbs...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
+	var taken []*v1alpha1.ZNSDatabase
+	for _, db := range sorted {
+		if holds(b, db) {
+			continue
+		}
+		patch := client.MergeFromWithOptions(db.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		if db.Annotations == nil {
+			db.Annotations = map[string]string{}
+		}
+		db.Annotations[v1alpha1.AnnotationBenchmark] = b.Name
+		db.Annotations[v1alpha1.AnnotationBenchmarkUID] = string(b.UID)
+		err := r.Patch(ctx, db, patch)
+		if apierrors.IsConflict(err) {
+			for _, t := range taken {
+				if rerr := r.release(ctx, b, t); rerr != nil {
+					return false, rerr
+				}
+			}
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		taken = append(taken, db)
+	}
+	return true, nil
+}
+
+// release gives db back if b holds it.
+func (r *BenchmarkReconciler) release(ctx context.Context, b *v1alpha1.Benchmark, db *v1alpha1.ZNSDatabase) error {
+	if !holds(b, db) {
+		return nil
+	}
+	patch := client.MergeFromWithOptions(db.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	delete(db.Annotations, v1alpha1.AnnotationBenchmark)
+	delete(db.Annotations, v1alpha1.AnnotationBenchmarkUID)
+	return r.Patch(ctx, db, patch)
+}
+
+// releaseAll gives back every target b holds; it runs after the profiles are restored.
+func (r *BenchmarkReconciler) releaseAll(ctx context.Context, b *v1alpha1.Benchmark) error {
+	for _, tg := range b.Spec.Targets {
+		db, err := r.getDB(ctx, b, tg.Name)
+		if err != nil {
+			return err
+		}
+		if db == nil {
+			continue
+		}
+		if err := r.release(ctx, b, db); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,226 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
+	"github.com/zns-mysql/zns-mysql/operator/internal/event"
+	"github.com/zns-mysql/zns-mysql/operator/internal/failreason"
+	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
+)
+
+// precondition runs fio on the volume of every conventional target, all at once; zoned targets need none.
+func (r *BenchmarkReconciler) precondition(ctx context.Context, b *v1alpha1.Benchmark) (ctrl.Result, error) {
+	running := 0
+	for _, ts := range active(b) {
+		if ts.Preconditioned {
+			continue
+		}
+		db, err := r.targetDB(ctx, b, ts)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if db == nil {
+			continue
+		}
+		if db.Spec.Storage.Volume == nil {
+			ts.Preconditioned = true
+			continue
+		}
+		sum, done, err := r.runJob(ctx, b, resources.BenchPhasePrecondition, 0, db, time.Time{})
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if !done {
+			running++
+			continue
+		}
+		if !sum.OK {
+			r.failTarget(b, ts, event.PreconditionFailed, sum.Reason, "precondition failed: "+sum.Error)
+			continue
+		}
+		ts.Preconditioned, ts.PreconditionWrittenBytes = true, sum.DeviceWrittenBytes
+	}
+	if res, failed, err := r.failedBeforeRun(ctx, b, "preconditioning"); failed || err != nil {
+		return res, err
+	}
+	if running > 0 {
+		b.Status.Progress = fmt.Sprintf("precondition: %d target(s) left", running)
+		return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
+	}
+	r.setPhase(b, v1alpha1.BenchmarkPreparing, "prepare")
+	return ctrl.Result{Requeue: true}, nil
+}
+
+// setProfile switches a target database's profile (the ZNSDatabase reconciler then rolls its pod).
+func (r *BenchmarkReconciler) setProfile(ctx context.Context, db *v1alpha1.ZNSDatabase, p v1alpha1.Profile) error {
+	if db.Spec.Profile == p {
+		return nil
+	}
+	patch := client.MergeFrom(db.DeepCopy())
+	db.Spec.Profile = p
+	return r.Patch(ctx, db, patch)
+}
+
+// prepare walks each target through: bulkload profile, prepare Job, workload profile, verify Job. Targets move
+// independently; the phase ends when every active target is Verified.
+func (r *BenchmarkReconciler) prepare(ctx context.Context, b *v1alpha1.Benchmark) (ctrl.Result, error) {
+	doPrepare := b.Spec.Prepare == nil || *b.Spec.Prepare
+	for _, ts := range active(b) {
+		if ts.State == v1alpha1.TargetVerified {
+			continue
+		}
+		db, err := r.targetDB(ctx, b, ts)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if db == nil {
+			continue
+		}
+		if err := r.prepareTarget(ctx, b, ts, db, doPrepare); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if res, failed, err := r.failedBeforeRun(ctx, b, "preparing"); failed || err != nil {
+		return res, err
+	}
+	remaining := 0
+	verifying := true
+	for _, ts := range active(b) {
+		if ts.State != v1alpha1.TargetVerified {
+			remaining++
+		}
+		if ts.State == v1alpha1.TargetPending {
+			verifying = false
+		}
+	}
+	if remaining == 0 {
+		b.Status.Iteration = 1
+		r.setPhase(b, v1alpha1.BenchmarkRunning, fmt.Sprintf("run 1/%d", b.Spec.Iterations))
+		return ctrl.Result{Requeue: true}, nil
+	}
+	if verifying {
+		r.setPhase(b, v1alpha1.BenchmarkVerifying, fmt.Sprintf("verify: %d target(s) left", remaining))
+	} else {
+		b.Status.Progress = fmt.Sprintf("prepare: %d target(s) left", remaining)
+	}
+	return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
+}
+
+func (r *BenchmarkReconciler) prepareTarget(ctx context.Context, b *v1alpha1.Benchmark, ts *v1alpha1.TargetStatus, db *v1alpha1.ZNSDatabase, doPrepare bool) error {
+	if ts.State == v1alpha1.TargetPending && !doPrepare {
+		ts.State = v1alpha1.TargetPrepared
+	}
+	switch ts.State {
+	case v1alpha1.TargetPending:
+		// Decide from what exists, not only from status flags: a status update lost to a conflict must not
+		// leave a database in bulkload with nobody owing the switch back.
+		sum, done, exists, err := r.jobResult(ctx, b, resources.BenchPhasePrepare, 0, db)
+		if err != nil {
+			return err
+		}
+		if exists || db.Spec.Profile == v1alpha1.ProfileBulkLoad {
+			ts.ProfileSwitched = true
+		}
+		if done {
+			if !sum.OK {
+				r.failTarget(b, ts, event.PrepareFailed, sum.Reason, "prepare failed: "+sum.Error)
+			} else {
+				ts.State = v1alpha1.TargetPrepared
+			}
+			return r.setProfileBack(ctx, b, ts, db)
+		}
+		if exists {
+			return nil
+		}
+		if db.Spec.Profile != v1alpha1.ProfileBulkLoad {
+			if err := r.setProfile(ctx, db, v1alpha1.ProfileBulkLoad); err != nil {
+				return err
+			}
+			ts.ProfileSwitched = true
+			event.ProfileSwitched.Emit(b, r.Recorder, ts.Name, v1alpha1.ProfileBulkLoad, "to load the tables")
+			return nil
+		}
+		if !availableWith(db, v1alpha1.ProfileBulkLoad) {
+			if r.timedOut(b) {
+				r.failTarget(b, ts, event.TargetUnavailable, failreason.TargetUnavailable, "not Available in the bulkload profile: "+availableMessage(db))
+				return r.setProfileBack(ctx, b, ts, db)
+			}
+			return nil
+		}
+		_, _, err = r.runJob(ctx, b, resources.BenchPhasePrepare, 0, db, time.Time{})
+		return err
+	case v1alpha1.TargetPrepared:
+		if ts.ProfileSwitched || db.Spec.Profile != v1alpha1.ProfileWorkload {
+			ts.ProfileSwitched = true
+			return r.setProfileBack(ctx, b, ts, db)
+		}
+		if !availableWith(db, v1alpha1.ProfileWorkload) {
+			if r.timedOut(b) {
+				r.failTarget(b, ts, event.TargetUnavailable, failreason.TargetUnavailable, "not Available in the workload profile after prepare: "+availableMessage(db))
+			}
+			return nil
+		}
+		sum, done, err := r.runJob(ctx, b, resources.BenchPhaseVerify, 0, db, time.Time{})
+		if err != nil || !done {
+			return err
+		}
+		ts.Rows = sum.RowsFound
+		// Admission bounds tables x tableSize to 10^10: the product cannot overflow.
+		want := int64(b.Spec.Tables) * b.Spec.TableSize
+		if !sum.OK || sum.RowsFound != want {
+			msg := fmt.Sprintf("found %d rows, expected %d tables x %d rows = %d", sum.RowsFound, b.Spec.Tables, b.Spec.TableSize, want)
+			if sum.Error != "" {
+				msg += ": " + sum.Error
+			}
+			reason, e := sum.Reason, event.VerifyFailed
+			if sum.OK || reason == "" || reason == failreason.RowCountMismatch {
+				reason, e = failreason.RowCountMismatch, event.RowCountMismatch
+			}
+			r.failTarget(b, ts, e, reason, msg)
+			return nil
+		}
+		ts.State = v1alpha1.TargetVerified
+	}
+	return nil
+}
+
+// setProfileBack returns a target to the workload profile; the switch is owed until it is done.
+func (r *BenchmarkReconciler) setProfileBack(ctx context.Context, b *v1alpha1.Benchmark, ts *v1alpha1.TargetStatus, db *v1alpha1.ZNSDatabase) error {
+	if !ts.ProfileSwitched {
+		return nil
+	}
+	if err := r.setProfile(ctx, db, v1alpha1.ProfileWorkload); err != nil {
+		return err
+	}
+	ts.ProfileSwitched = false
+	event.ProfileSwitched.Emit(b, r.Recorder, ts.Name, v1alpha1.ProfileWorkload, "bulk load off, binary log on")
+	return nil
+}
+
+// restoreProfiles hands every database the benchmark switched back in the workload profile.
+func (r *BenchmarkReconciler) restoreProfiles(ctx context.Context, b *v1alpha1.Benchmark) error {
+	for i := range b.Status.Targets {
+		ts := &b.Status.Targets[i]
+		if !ts.ProfileSwitched {
+			continue
+		}
+		db, err := r.getDB(ctx, b, ts.Name)
+		if err != nil {
+			return err
+		}
+		if db == nil {
+			ts.ProfileSwitched = false
+			continue
+		}
+		if err := r.setProfileBack(ctx, b, ts, db); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,173 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
+	"github.com/zns-mysql/zns-mysql/operator/internal/benchresult"
+	"github.com/zns-mysql/zns-mysql/operator/internal/event"
+	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
+)
+
+// run runs one iteration on every active target at once: the Jobs share a start time stored in status before
+// any of them is created, so a restarted operator reuses it instead of starting a second, unsynchronised run.
+// A target that fails during a run does not stop the others' run, but no further iteration starts: a run with
+// fewer targets than listed would measure another comparison.
+func (r *BenchmarkReconciler) run(ctx context.Context, b *v1alpha1.Benchmark) (ctrl.Result, error) {
+	it := b.Status.Iteration
+	if b.Status.StartAt == nil {
+		t := metav1.NewTime(r.now().Add(time.Duration(b.Spec.StartDelaySeconds) * time.Second).Truncate(time.Second))
+		b.Status.StartAt = &t
+		b.Status.Progress = fmt.Sprintf("run %d/%d starts at %s", it, b.Spec.Iterations, t.UTC().Format(time.RFC3339))
+		return ctrl.Result{Requeue: true}, nil // status first, Jobs next
+	}
+	running := 0
+	for _, ts := range active(b) {
+		if hasIteration(ts, it) {
+			continue
+		}
+		db, err := r.targetDB(ctx, b, ts)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if db == nil {
+			continue
+		}
+		sum, done, err := r.runJob(ctx, b, resources.BenchPhaseRun, it, db, b.Status.StartAt.Time)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if !done {
+			running++
+			continue
+		}
+		if !sum.OK {
+			r.failTarget(b, ts, event.RunFailed, sum.Reason, fmt.Sprintf("run %d failed: %s", it, sum.Error))
+			continue
+		}
+		cm, err := r.keepSeries(ctx, b, it, ts.Name)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		ts.Iterations = append(ts.Iterations, iterationResult(it, sum, cm))
+		r.noteIgnoredErrors(b, ts, it, sum)
+	}
+	if running > 0 {
+		b.Status.Progress = fmt.Sprintf("run %d/%d: %d target(s) running", it, b.Spec.Iterations, running)
+		return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
+	}
+	if len(active(b)) == 0 {
+		return r.finish(ctx, b, fmt.Sprintf("every target failed in run %d", it))
+	}
+	event.IterationDone.Emit(b, r.Recorder, it, b.Spec.Iterations)
+	if len(active(b)) < len(b.Status.Targets) {
+		r.summarize(b)
+		why := ""
+		if it < b.Spec.Iterations {
+			why = fmt.Sprintf("stopped after run %d of %d: the Benchmark runs only with all of its targets", it, b.Spec.Iterations)
+		}
+		return r.finish(ctx, b, why)
+	}
+	if it < b.Spec.Iterations {
+		b.Status.Iteration = it + 1
+		b.Status.StartAt = nil
+		b.Status.Progress = fmt.Sprintf("run %d/%d", it+1, b.Spec.Iterations)
+		return ctrl.Result{Requeue: true}, nil
+	}
+	r.summarize(b)
+	return r.finish(ctx, b, "")
+}
+
+// noteIgnoredErrors flags a run in which many transaction attempts ended in an error sysbench ignores (lock
+// conflicts): its TPS counts only what committed, and the comparison then measures contention as much as storage.
+func (r *BenchmarkReconciler) noteIgnoredErrors(b *v1alpha1.Benchmark, ts *v1alpha1.TargetStatus, it int32, sum benchresult.Summary) {
+	share, ok := sum.IgnoredErrorShare()
+	if !ok || share <= benchresult.ManyIgnoredErrors {
+		return
+	}
+	note := fmt.Sprintf("run %d: %.1f%% of transaction attempts ended in an error sysbench ignores (%.2f/s against %.2f TPS; lock conflicts such as deadlocks 1213 and lock wait timeouts 1205): TPS counts only the committed ones",
+		it, 100*share, sum.ErrorsPerSec, sum.TPS)
+	if slices.Contains(ts.Notes, note) {
+		return
+	}
+	ts.Notes = append(ts.Notes, note)
+	event.ManyIgnoredErrors.Emit(b, r.Recorder, ts.Name, note)
+}
+
+func hasIteration(ts *v1alpha1.TargetStatus, it int32) bool {
+	for _, r := range ts.Iterations {
+		if r.Iteration == it {
+			return true
+		}
+	}
+	return false
+}
+
+// summarize computes each target's mean and its ratios to the baseline.
+func (r *BenchmarkReconciler) summarize(b *v1alpha1.Benchmark) {
+	var base *v1alpha1.RunFigures
+	for i := range b.Status.Targets {
+		ts := &b.Status.Targets[i]
+		if ts.State == v1alpha1.TargetFailed {
+			continue
+		}
+		ts.State = v1alpha1.TargetDone
+		ts.Mean = meanFigures(ts.Iterations)
+		if ts.Name == b.Status.Baseline {
+			base = ts.Mean
+		}
+	}
+	for i := range b.Status.Targets {
+		ts := &b.Status.Targets[i]
+		if ts.State == v1alpha1.TargetDone {
+			ts.VsBaseline = ratios(ts.Mean, base)
+		}
+	}
+}
+
+// keepSeries copies a run's interval series from the runner's log into a ConfigMap; "" when the log has none
+// (for example when the pod's log is gone).
+func (r *BenchmarkReconciler) keepSeries(ctx context.Context, b *v1alpha1.Benchmark, it int32, target string) (string, error) {
+	if r.Logs == nil {
+		return "", nil
+	}
+	job := &batchv1.Job{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: resources.BenchJobName(b, resources.BenchPhaseRun, it, target)}, job); err != nil {
+		return "", client.IgnoreNotFound(err)
+	}
+	pod, _, err := r.jobPod(ctx, b, job)
+	if err != nil || pod == nil {
+		return "", err
+	}
+	text, err := r.Logs.Read(ctx, pod.Namespace, pod.Name, resources.RunnerContainer)
+	if err != nil {
+		event.SeriesMissing.Emit(b, r.Recorder, target, it, err.Error())
+		return "", nil
+	}
+	series, ok, err := benchresult.FindSeries(text)
+	if err != nil || !ok {
+		reason := "the runner's log has no series line"
+		if err != nil {
+			reason = err.Error()
+		}
+		event.SeriesMissing.Emit(b, r.Recorder, target, it, reason)
+		return "", nil
+	}
+	raw, err := json.Marshal(series)
+	if err != nil {
+		return "", err
+	}
+	name := resources.SeriesConfigMapName(b, it, target)
+	err = r.Apply(ctx, resources.SeriesConfigMap(b, it, target, string(raw), seriesCSV(series, resources.CSVHeader)),
+		client.FieldOwner(FieldManager), client.ForceOwnership)
+	return name, err
+}

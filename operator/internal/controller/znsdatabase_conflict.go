@@ -1,0 +1,174 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
+	"github.com/zns-mysql/zns-mysql/operator/internal/deviceid"
+	"github.com/zns-mysql/zns-mysql/operator/internal/event"
+)
+
+// One device, one database: a zoned device is identified by its node and kernel name (package deviceid),
+// however a database reaches it, and the database that has it keeps it.
+
+// deviceIdentity resolves the device a zoned database uses: its node and kernel name, however it is reached.
+// known is false while a zonedClaim is not bound to a PersistentVolume yet (a WaitForFirstConsumer claim binds
+// when the preflight's pod uses it); problem explains a claim whose volume does not say which device it is.
+func (r *ZNSDatabaseReconciler) deviceIdentity(ctx context.Context, db *v1alpha1.ZNSDatabase) (id deviceid.ID, known bool, problem string, err error) {
+	switch s := db.Spec.Storage; {
+	case s.ZonedDevice != nil:
+		return deviceid.ID{Node: s.ZonedDevice.NodeName, Device: s.ZonedDevice.DeviceName}, true, "", nil
+	case s.ZonedClaim == nil:
+		return deviceid.ID{}, false, "", nil
+	}
+	pvc := &corev1.PersistentVolumeClaim{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: db.Namespace, Name: db.DeviceClaimName()}, pvc); err != nil {
+		return deviceid.ID{}, false, "", client.IgnoreNotFound(err)
+	}
+	if pvc.Spec.VolumeName == "" {
+		return deviceid.ID{}, false, "", nil
+	}
+	pv := &corev1.PersistentVolume{}
+	if err := r.Get(ctx, client.ObjectKey{Name: pvc.Spec.VolumeName}, pv); apierrors.IsNotFound(err) {
+		return deviceid.ID{}, false, fmt.Sprintf("PersistentVolumeClaim %q names PersistentVolume %q, which does not exist", pvc.Name, pvc.Spec.VolumeName), nil
+	} else if err != nil {
+		return deviceid.ID{}, false, "", err
+	}
+	id, perr := deviceid.FromPV(pv, db.Spec.Storage.ZonedClaim.DeviceName)
+	if perr != nil {
+		return deviceid.ID{}, false, perr.Error(), nil
+	}
+	return id, true, "", nil
+}
+
+// olderThan orders databases by creation, then by namespace/name, so that exactly one of two claimants of a
+// device wins, whichever the operator sees first.
+func olderThan(a, b *v1alpha1.ZNSDatabase) bool {
+	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+		return a.CreationTimestamp.Before(&b.CreationTimestamp)
+	}
+	return a.Namespace+"/"+a.Name < b.Namespace+"/"+b.Name
+}
+
+// precedes says which of two claimants of one device keeps it: the one whose device already passed its
+// preflight (it may be in use: a zonedClaim's identity is known only once its claim is bound, which can be
+// after another database took the device), else the older.
+func precedes(a, b *v1alpha1.ZNSDatabase) bool {
+	if ar, br := conditionTrue(a, ConditionDeviceReady), conditionTrue(b, ConditionDeviceReady); ar != br {
+		return ar
+	}
+	return olderThan(a, b)
+}
+
+// reconcileDeviceConflict refuses a device that another ZNSDatabase already has, before anything that could
+// touch it exists. The device is compared by node and kernel name, so a zonedDevice and a zonedClaim whose
+// volume is the same device collide. A claim that is not bound yet passes here (its preflight only reads it,
+// through the claim mounted read-only); the preflight checks again, with the device known, before it declares
+// the device ready, so DeviceReady=True means this database has the device.
+func (r *ZNSDatabaseReconciler) reconcileDeviceConflict(ctx context.Context, st *state) (*ctrl.Result, error) {
+	return r.checkDevice(ctx, st, false)
+}
+
+func (r *ZNSDatabaseReconciler) checkDevice(ctx context.Context, st *state, mustKnow bool) (*ctrl.Result, error) {
+	db := st.db
+	if !db.IsZoned() {
+		db.Status.Storage = "volume"
+		return nil, nil
+	}
+	db.Status.Storage = "zoned"
+	id, known, problem, err := r.deviceIdentity(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	if problem != "" {
+		return r.invalidClaim(db, problem), nil
+	}
+	if !known {
+		if !mustKnow {
+			return nil, nil
+		}
+		msg := fmt.Sprintf("PersistentVolumeClaim %q is not bound to a PersistentVolume yet: until it is, the operator cannot tell which device it is and creates nothing that writes to it", db.DeviceClaimName())
+		if !isBlockedBy(db, "ClaimUnbound") {
+			event.ClaimUnbound.Emit(db, r.Recorder, msg)
+		}
+		setCondition(db, ConditionDeviceReady, metav1.ConditionFalse, "ClaimUnbound", msg)
+		blocked(db, "ClaimUnbound", msg)
+		return &ctrl.Result{RequeueAfter: r.BlockedRetry}, nil
+	}
+	all := &v1alpha1.ZNSDatabaseList{}
+	if err := r.List(ctx, all); err != nil {
+		return nil, err
+	}
+	var holders []string
+	for i := range all.Items {
+		other := &all.Items[i]
+		if other.UID == db.UID || !other.IsZoned() || !other.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(other, Finalizer) {
+			continue
+		}
+		otherID, otherKnown, _, err := r.deviceIdentity(ctx, other)
+		if err != nil {
+			return nil, err
+		}
+		if !otherKnown || otherID != id || !precedes(other, db) {
+			continue
+		}
+		holders = append(holders, other.Namespace+"/"+other.Name)
+	}
+	if pvOwner, err := r.devicePVOwner(ctx, id); err != nil {
+		return nil, err
+	} else if pvOwner != "" && pvOwner != db.OwnerAnnotationValue() && !slices.Contains(holders, pvOwner) {
+		holders = append(holders, pvOwner+" (its PersistentVolume is still being released)")
+	}
+	if len(holders) == 0 {
+		return nil, nil
+	}
+	sort.Strings(holders)
+	msg := fmt.Sprintf("%s (%s) is already claimed by ZNSDatabase %s; a zoned device serves one database: give this one another device",
+		describeDevice(db), id, strings.Join(holders, ", "))
+	if !isBlockedBy(db, "DeviceConflict") {
+		event.DeviceConflict.Emit(db, r.Recorder, msg)
+	}
+	setCondition(db, ConditionDeviceReady, metav1.ConditionFalse, "DeviceConflict", msg)
+	blocked(db, "DeviceConflict", msg)
+	return &ctrl.Result{RequeueAfter: r.BlockedRetry}, nil
+}
+
+func describeDevice(db *v1alpha1.ZNSDatabase) string {
+	if s := db.Spec.Storage.ZonedDevice; s != nil {
+		return fmt.Sprintf("device %s on node %s", db.DevicePath(), s.NodeName)
+	}
+	return fmt.Sprintf("claim %s/%s", db.Namespace, db.DeviceClaimName())
+}
+
+// devicePVOwner is the database named on the operator's own PersistentVolume for a device, if there is one.
+func (r *ZNSDatabaseReconciler) devicePVOwner(ctx context.Context, id deviceid.ID) (string, error) {
+	pv := &corev1.PersistentVolume{}
+	err := r.Get(ctx, client.ObjectKey{Name: v1alpha1.DevicePVName(id.Node, id.Device)}, pv)
+	if apierrors.IsNotFound(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return pv.Annotations[v1alpha1.AnnotationOwner], nil
+}
+
+func (r *ZNSDatabaseReconciler) invalidClaim(db *v1alpha1.ZNSDatabase, msg string) *ctrl.Result {
+	if !isBlockedBy(db, "InvalidClaim") {
+		event.ClaimInvalid.Emit(db, r.Recorder, msg)
+	}
+	setCondition(db, ConditionDeviceReady, metav1.ConditionFalse, "InvalidClaim", msg)
+	blocked(db, "InvalidClaim", msg)
+	return &ctrl.Result{RequeueAfter: r.BlockedRetry}
+}
