@@ -68,7 +68,7 @@ stage 2 "Go modules (go mod download)"
 heartbeat "go mod download" "" go mod download || fail 2 "go could not download the modules: check that the Go module proxy is reachable (go env GOPROXY)"
 
 stage 3 "generated files, gofmt, go vet"
-make -s --no-print-directory check-generate fmt-check vet ||
+heartbeat "drift, gofmt, go vet" "go vet compiles the whole project the first time" make -s --no-print-directory check-generate fmt-check vet ||
   fail 3 "fix what is shown above: 'make generate' rewrites the generated files, 'gofmt -w operator test hack' formats"
 
 # --- 4-5 ---------------------------------------------------------------------------------------------------

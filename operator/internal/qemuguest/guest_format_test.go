@@ -104,7 +104,9 @@ func znsdbEnv(t *testing.T, env []string, args ...string) (dbinit.Report, string
 // it exclusively it is reported busy and nothing changes; with a token its
 // written zones are reset (BLKRESETZONE) before mkfs --force.
 func TestZnsdbFormatGarbage(t *testing.T) {
-	devices(t)
+	// Only its own device: the shared fixture must not exist yet when TestNullblkScript (later in the run)
+	// ends with `destroy --all`.
+	inGuest(t)
 	const name = "nullb10"
 	dev := "/dev/" + name
 	mustScript(t, "create", "--first", "10", "--size", "1024", "--zone-size", "8", "--memory-backed")

@@ -362,6 +362,9 @@ func TestPreflightVerdicts(t *testing.T) {
 			if got := codes(ps); got != d.codes {
 				t.Errorf("problems %q, want %q: %+v", got, d.codes, ps)
 			}
+			if dev == nil {
+				t.Fatalf("no device description for %s", d.name)
+			}
 			t.Logf("%+v", *dev)
 			captureSysfs(t, d.name)
 		})
