@@ -340,7 +340,7 @@ build_cni() {
 }
 build_coredns() {
   local out=$1
-  CGO_ENABLED=0 GOBIN="$out" go install -trimpath -ldflags "-s -w" "github.com/coredns/coredns@$(image_tag coredns)" || return 1
+  CGO_ENABLED=0 GOBIN="$out" go install -trimpath -ldflags "-s -w" "github.com/coredns/coredns@${COREDNS_TAG}" || return 1
   "$out/coredns" -version
 }
 build_lpp() {
