@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -165,9 +166,28 @@ func requireEnv(t *testing.T) {
 	}
 }
 
-// helm runs the helm binary and returns its combined output and error.
+// pinnedKubeVersion is versions.mk's K8S_VERSION: the Kubernetes the chart is rendered and linted for, the
+// same that envtest and the kind node run (helm's own default follows its client-go, a newer minor).
+func pinnedKubeVersion(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(repoRoot, "versions.mk"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^K8S_VERSION\s*:=\s*(\S+)`).FindSubmatch(b)
+	if m == nil {
+		t.Fatal("versions.mk has no K8S_VERSION := line")
+	}
+	return "v" + strings.TrimPrefix(string(m[1]), "v")
+}
+
+// helm runs the helm binary and returns its combined output and error. `template` and `lint` render for the
+// pinned Kubernetes version.
 func helm(t *testing.T, args ...string) (string, error) {
 	t.Helper()
+	if len(args) > 0 && (args[0] == "template" || args[0] == "lint") && !slices.Contains(args, "--kube-version") {
+		args = append(args[:len(args):len(args)], "--kube-version", pinnedKubeVersion(t))
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, helmBin, args...)
