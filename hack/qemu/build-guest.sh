@@ -57,8 +57,12 @@ KREL=${BASH_REMATCH[1]}
 # Modules loaded in the guest; their dependencies come from modules.dep.
 # nvme-core looks up the crc64-rocksoft and crct10dif algorithms by name at
 # load time, which modules.dep does not record, so their generic
-# implementations are listed too.
-MODULES=(null_blk nvme configfs virtio_pci 9pnet_virtio 9p crc64_rocksoft_generic crct10dif_generic)
+# implementations are listed too; btrfs asks for crc32c (and xxhash64 for
+# some file systems) the same way. btrfs and f2fs in zoned mode, and xfs and
+# ext4 for the conventional comparison, are what hack/qemu/run.sh --userland
+# runs MySQL on.
+MODULES=(null_blk nvme configfs virtio_pci 9pnet_virtio 9p crc64_rocksoft_generic crct10dif_generic
+  btrfs f2fs xfs ext4 crc32c_generic xxhash_generic)
 # Host programs copied with their libraries. bash runs the project's scripts,
 # fio and blkzone are what the tests drive the zoned devices with.
 PROGRAMS=(bash fio blkzone)

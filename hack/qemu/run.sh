@@ -23,11 +23,20 @@
 #   --console FILE     save the guest's console (kernel messages) to FILE
 #   --guest-dir DIR    use this built guest instead of running build-guest.sh
 #   --append PARAMS    extra kernel command-line parameters
+#   --userland         run CMD in the host's own userland: the host's root is
+#                      shared read-only over 9p and CMD runs chrooted into it,
+#                      with the guest's /proc, /sys, /dev, /run and /tmp, a
+#                      writable tmpfs at /mnt and /var/tmp, and the --share
+#                      directory writable. What the host has installed (MariaDB,
+#                      sysbench, mkfs.btrfs, mkfs.f2fs) runs on the guest's kernel;
+#                      the btrfs, f2fs, xfs and ext4 modules are loaded first
+#                      (modprobe cannot find the guest's modules from there)
 #
 # CMD runs under bash in the guest, as root, with stdin from /dev/null; its
 # stdout and stderr (one stream) are printed on stdout once QEMU has exited. The
 # guest has busybox, bash, fio, blkzone, the project's nullblk-zoned.sh (on
-# PATH), null_blk, nvme and configfs modules, and ZNS_QEMU_GUEST=1.
+# PATH), null_blk, nvme and configfs modules, and ZNS_QEMU_GUEST=1 (and with
+# --userland, everything the host has).
 #
 # Exit status: CMD's; 124 when the timeout killed the guest; 125 when the guest
 # did not run CMD (build or boot failure, a --nullblk set-up that failed): the
@@ -42,7 +51,7 @@ usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0" >&2; exit 1
 script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 repo_root=$(cd "$script_dir/../.." && pwd -P)
 
-share="" mem=1024 smp=1 timeout_s=300 console_out="" guest_dir="" append=""
+share="" mem=1024 smp=1 timeout_s=300 console_out="" guest_dir="" append="" userland=0
 nullblk=() zns=() envs=()
 while (($#)); do
   case $1 in
@@ -56,6 +65,7 @@ while (($#)); do
     --console) console_out=${2:?}; shift 2 ;;
     --guest-dir) guest_dir=${2:?}; shift 2 ;;
     --append) append=${2?}; shift 2 ;;
+    --userland) userland=1; shift ;;
     -h | --help) usage ;;
     --) shift; break ;;
     *) die "unknown option '$1' (CMD goes after --; see --help)" ;;
@@ -104,11 +114,14 @@ chmod 0755 "$ctl/bin/nullblk-zoned.sh"
 qemu=(qemu-system-x86_64 -accel tcg -M q35 -cpu max -smp "$smp" -m "$mem"
   -nographic -nodefaults -serial stdio -no-reboot
   -kernel "$kernel" -initrd "$guest_dir/initramfs.cpio"
-  -append "console=ttyS0 panic=-1 quiet loglevel=4 rdinit=/init mitigations=off cryptomgr.notests${append:+ $append}"
+  -append "console=ttyS0 panic=-1 quiet loglevel=4 rdinit=/init mitigations=off cryptomgr.notests no_timer_check${append:+ $append}"
   -virtfs "local,path=$guest_dir/sysroot,mount_tag=znsroot,security_model=none,readonly=on,multidevs=remap"
   -virtfs "local,path=$ctl,mount_tag=znsctl,security_model=none,multidevs=remap")
 if [[ -n "$share" ]]; then
   qemu+=(-virtfs "local,path=$share,mount_tag=host0,security_model=none,multidevs=remap")
+fi
+if ((userland)); then
+  qemu+=(-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap")
 fi
 
 # zns_arg SPEC KEY DEFAULT: KEY's value in SPEC, else DEFAULT.
@@ -151,7 +164,7 @@ fi
   echo 'ctl=/run/zns'
   echo 'cut -d" " -f1 /proc/uptime >"$ctl/boot-seconds"'
   echo 'fail() { echo "qemu-guest: $*" >>"$ctl/output"; echo "$*" >"$ctl/setup-error"; dmesg >"$ctl/dmesg" 2>&1; exit 0; }'
-  printf 'share=%q n_zns=%d workdir=%q\n' "$share" "$n_zns" "$workdir"
+  printf 'share=%q n_zns=%d workdir=%q userland=%d\n' "$share" "$n_zns" "$workdir" "$userland"
   cat <<'EOF'
 if [[ -n "$share" ]]; then
   mkdir -p "$share" || fail "cannot create ${share}"
@@ -179,12 +192,30 @@ EOF
     printf 'nullblk-zoned.sh create %s >>"$ctl/setup.log" 2>&1 || fail %q\n' "$spec" "nullblk-zoned.sh create ${spec} failed"
   done
   printf 'cd %q || fail %q\n' "$workdir" "cannot cd to ${workdir}"
+  cat <<'EOF'
+if ((userland)); then
+  # The host's programs on the guest's kernel: the host's root read-only, the
+  # guest's own kernel file systems and scratch space over it. Modules are
+  # loaded here: inside, modprobe would look for them on the host.
+  modprobe -a btrfs f2fs xfs ext4 crc32c_generic xxhash_generic || fail "cannot load the file system modules"
+  u=/userland
+  mkdir -p "$u"
+  mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000,cache=loose,ro hostroot "$u" ||
+    fail "cannot mount the host's root (9p tag hostroot)"
+  for d in proc sys dev run tmp; do mount -o rbind "/$d" "$u/$d" || fail "cannot bind /$d into the userland"; done
+  for d in mnt var/tmp; do mount -t tmpfs tmpfs "$u/$d" || fail "cannot mount a tmpfs at /$d in the userland"; done
+  if [[ -n "$share" ]]; then mount -o bind "$share" "$u$share" || fail "cannot bind ${share} into the userland"; fi
+  in_userland() { chroot "$u" /usr/bin/env PATH="$PATH" HOME=/tmp bash -c 'cd "$1" && shift && exec "$@"' userland "$PWD" "$@"; }
+else
+  in_userland() { "$@"; }
+fi
+EOF
   echo 'cut -d" " -f1 /proc/uptime >"$ctl/cmd-start"'
   if [[ "${ZNS_QEMU_VERBOSE:-0}" == 1 ]]; then
-    printf '%q ' "$@"
+    printf 'in_userland '; printf '%q ' "$@"
     echo '</dev/null 2>&1 | tee -a "$ctl/output" >/dev/console; rc=${PIPESTATUS[0]}'
   else
-    printf '%q ' "$@"
+    printf 'in_userland '; printf '%q ' "$@"
     echo '</dev/null >>"$ctl/output" 2>&1; rc=$?'
   fi
   echo 'cut -d" " -f1 /proc/uptime >"$ctl/cmd-end"'

@@ -29,7 +29,7 @@ func formatCmd(ctx context.Context, args []string, d deps) int {
 	var f formatFlags
 	fs := flag.NewFlagSet("format", flag.ContinueOnError)
 	f.register(fs)
-	fs.StringVar(&f.auxPath, "aux-path", "", "ZenFS aux directory for LOCK and LOG files, one per device (required)")
+	fs.StringVar(&f.auxPath, "aux-path", "", "ZenFS aux directory for LOCK and LOG files, one per device (required for zenfs)")
 	fs.StringVar(&f.policy, "policy", string(dbinit.PolicyIfNeeded), "format policy: IfNeeded or Never")
 	fs.StringVar(&f.tokenFile, "reformat-token-file", "",
 		"file holding the reformat token (default: the "+tokenEnv+" environment variable)")
@@ -37,6 +37,9 @@ func formatCmd(ctx context.Context, args []string, d deps) int {
 	fs.StringVar(&f.zenfsBin, "zenfs", zenfs.DefaultBinary, "zenfs utility")
 	if code, ok := parseFlags(fs, args, d); !ok {
 		return code
+	}
+	if _, zoned, _ := f.zonedFS(); zoned {
+		return finish(formatZonedFS(ctx, f, d), f.terminationLog, d)
 	}
 	return finish(format(ctx, f, d), f.terminationLog, d)
 }
@@ -123,15 +126,21 @@ func setError(r *dbinit.Report, err error) {
 }
 
 func (f formatFlags) settings(getenv func(string) string) (dbinit.Policy, string, error) {
-	if f.device == "" || f.auxPath == "" {
-		return "", "", errors.New("format needs --device and --aux-path")
+	_, zoned, err := f.zonedFS()
+	if err != nil {
+		return "", "", err
+	}
+	if f.device == "" || (!zoned && f.auxPath == "") {
+		return "", "", errors.New("format needs --device and --aux-path (--aux-path only for zenfs)")
 	}
 	policy, err := dbinit.ParsePolicy(f.policy)
 	if err != nil {
 		return "", "", err
 	}
-	if err := zenfs.ValidateAuxPath(f.auxPath); err != nil {
-		return "", "", err
+	if !zoned {
+		if err := zenfs.ValidateAuxPath(f.auxPath); err != nil {
+			return "", "", err
+		}
 	}
 	if f.finishThreshold < 0 || f.finishThreshold > 100 {
 		return "", "", fmt.Errorf("--finish-threshold %d is not a percentage", f.finishThreshold)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/zns-mysql/zns-mysql/operator/internal/dbinit"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zbd"
+	"github.com/zns-mysql/zns-mysql/operator/internal/zonedfs"
 )
 
 // deviceFlags are shared by preflight and format.
@@ -18,6 +19,9 @@ type deviceFlags struct {
 	devDir         string
 	terminationLog string
 	sysfsOnly      bool
+	// filesystem is zenfs, or a zoned btrfs or f2fs, which need other things
+	// of the device.
+	filesystem string
 }
 
 func (f *deviceFlags) register(fs *flag.FlagSet) {
@@ -26,6 +30,16 @@ func (f *deviceFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.devDir, "dev-dir", "/dev", "directory of device nodes")
 	fs.StringVar(&f.terminationLog, "termination-log", "/dev/termination-log",
 		"file that receives the JSON report for the operator (empty: none)")
+	fs.StringVar(&f.filesystem, "filesystem", "zenfs", "what the device is judged for: zenfs, btrfs or f2fs (zoned mode)")
+}
+
+// zonedFS is the zoned btrfs or f2fs asked for; ok is false for zenfs.
+func (f *deviceFlags) zonedFS() (fs zonedfs.Filesystem, ok bool, err error) {
+	if f.filesystem == "" || f.filesystem == "zenfs" {
+		return "", false, nil
+	}
+	fs, err = zonedfs.Parse(f.filesystem)
+	return fs, err == nil, err
 }
 
 func (f *deviceFlags) devPath() string { return filepath.Join(f.devDir, f.device) }
@@ -66,7 +80,22 @@ func preflightCmd(_ context.Context, args []string, d deps) int {
 // A device without zones is judged unfit, so zones are never empty otherwise.
 func preflight(f deviceFlags, devs Devices) (dbinit.Report, []zbd.Zone) {
 	var r dbinit.Report
+	zfs, zoned, err := f.zonedFS()
+	if err != nil {
+		r.Error = err.Error()
+		return r, nil
+	}
 	dev, problems, err := zbd.Preflight(f.sysBlock, f.device)
+	if zoned && dev != nil {
+		// zbd judged it for ZenFS; with a device at hand its problems are all that judgement's.
+		problems = zonedfs.Judge(zfs, *dev, -1)
+	}
+	advise := func(d zbd.Device) []zbd.Problem {
+		if zoned {
+			return nil
+		}
+		return zbd.Advise(d)
+	}
 	r.Device, r.Problems = dev, problems
 	if err != nil {
 		r.Error = fmt.Sprintf("inspecting %s: %v", f.device, err)
@@ -77,7 +106,7 @@ func preflight(f deviceFlags, devs Devices) (dbinit.Report, []zbd.Zone) {
 	}
 	if f.sysfsOnly {
 		if len(problems) == 0 {
-			r.Warnings = zbd.Advise(*dev)
+			r.Warnings = advise(*dev)
 		}
 		return r, nil
 	}
@@ -92,10 +121,13 @@ func preflight(f deviceFlags, devs Devices) (dbinit.Report, []zbd.Zone) {
 		r.Error = fmt.Sprintf("the zone report of %s lists %d zones, sysfs says %d", f.devPath(), len(zones), dev.NrZones)
 		return r, nil
 	}
+	if zoned {
+		r.Problems = zonedfs.Judge(zfs, *dev, zonedfs.ConventionalZones(zones))
+	}
 	if len(r.Problems) > 0 {
 		return r, nil
 	}
-	r.Warnings = zbd.Advise(*dev)
+	r.Warnings = advise(*dev)
 	return r, zones
 }
 
@@ -124,6 +156,10 @@ func finish(r dbinit.Report, terminationLog string, d deps) int {
 	}
 	if r.ZenFS != nil && r.ZenFS.Action == dbinit.ActionRefuse {
 		fmt.Fprintf(d.stderr, "format refused: %s\n", r.ZenFS.Reason)
+		code = exitRefused
+	}
+	if r.Filesystem != nil && r.Filesystem.Action == dbinit.ActionRefuse {
+		fmt.Fprintf(d.stderr, "format refused: %s\n", r.Filesystem.Reason)
 		code = exitRefused
 	}
 	if r.Error != "" {

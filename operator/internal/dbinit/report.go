@@ -15,6 +15,8 @@ type Report struct {
 	// Warnings are risks of a device that was accepted (zbd.Advise).
 	Warnings []zbd.Problem `json:"warnings,omitempty"`
 	ZenFS    *ZenFSState   `json:"zenfs,omitempty"`
+	// Filesystem is set instead of ZenFS for a zoned btrfs or f2fs.
+	Filesystem *FilesystemState `json:"filesystem,omitempty"`
 	Error    string        `json:"error,omitempty"`
 	// ErrorReason classifies Error for machines (a condition reason), e.g.
 	// zenfs.ReasonBusy; empty when unknown.
@@ -36,6 +38,22 @@ type ZenFSState struct {
 	UsedBytes                 *int64 `json:"usedBytes,omitempty"`
 	ReclaimableBytes          *int64 `json:"reclaimableBytes,omitempty"`
 	SpaceAmplificationPercent *int64 `json:"spaceAmplificationPercent,omitempty"`
+}
+
+// FilesystemState is the zoned btrfs or f2fs on the device and what the
+// helper did.
+type FilesystemState struct {
+	// Type is the file system asked for; Found what blkid found before any
+	// format ("" for no signature).
+	Type  string `json:"type"`
+	Found string `json:"found,omitempty"`
+	UUID  string `json:"uuid,omitempty"`
+	Label string `json:"label,omitempty"`
+	// HadZenFS: a ZenFS superblock was on the device (blkid cannot see it).
+	HadZenFS   bool   `json:"hadZenFS,omitempty"`
+	Action     Action `json:"action,omitempty"`
+	Reason     string `json:"reason,omitempty"`
+	ZonesReset int    `json:"zonesReset,omitempty"`
 }
 
 // MaxReportBytes is the kubelet's limit on a termination message.
@@ -92,6 +110,11 @@ func (r Report) shortened(errLen, msgLen, reasonLen int) Report {
 		z := *r.ZenFS
 		z.Reason = truncate(z.Reason, reasonLen)
 		out.ZenFS = &z
+	}
+	if r.Filesystem != nil {
+		fs := *r.Filesystem
+		fs.Reason = truncate(fs.Reason, reasonLen)
+		out.Filesystem = &fs
 	}
 	return out
 }

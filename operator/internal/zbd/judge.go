@@ -163,6 +163,15 @@ func Advise(d Device) []Problem {
 	return ws
 }
 
+// NotHostManaged is the refusal of a device that is not host-managed, for
+// callers that judge it for another file system than ZenFS.
+func NotHostManaged(d Device) Problem { return notHostManaged(d) }
+
+// JudgeScheduler is the scheduler check of Judge on its own (ok when it
+// passes): the zoned modes of btrfs and f2fs rely on mq-deadline's ordering
+// of writes to a zone just as ZenFS does.
+func JudgeScheduler(d Device) (Problem, bool) { return judgeScheduler(d) }
+
 func notHostManaged(d Device) Problem {
 	var what string
 	switch d.Model {

@@ -1,0 +1,165 @@
+package zonedfs
+
+import (
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/zns-mysql/zns-mysql/operator/internal/dbinit"
+	"github.com/zns-mysql/zns-mysql/operator/internal/zbd"
+)
+
+func TestParseProbeRealOutput(t *testing.T) {
+	for file, want := range map[string]Probe{
+		"testdata/blkid-btrfs-zoned.txt": {Type: "btrfs", UUID: "b476b9a5-29e7-4d00-bc19-083d43d60898", Usage: "filesystem"},
+		"testdata/blkid-f2fs-zoned.txt":  {Type: "f2fs", UUID: "9a01b019-91b8-4919-accb-fae07dcb2c56", Usage: "filesystem"},
+	} {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := ParseProbe(string(b))
+		if err != nil || got != want {
+			t.Errorf("%s: got %+v, %v; want %+v", file, got, err, want)
+		}
+	}
+	if p, err := ParseProbe(""); err != nil || p.Type != "" {
+		t.Errorf("empty output: %+v, %v; want no type", p, err)
+	}
+	if _, err := ParseProbe("garbage line\n"); err == nil {
+		t.Error("a line without = was accepted")
+	}
+}
+
+func fitDevice() zbd.Device {
+	return zbd.Device{Name: "nullb0", Model: zbd.ModelHostManaged, NrZones: 64, ZoneSizeBytes: 64 << 20,
+		Scheduler: "mq-deadline", AvailableSchedulers: []string{"none", "mq-deadline"}, CapacityBytes: 4 << 30}
+}
+
+func codes(ps []zbd.Problem) []string {
+	var cs []string
+	for _, p := range ps {
+		cs = append(cs, p.Code)
+	}
+	return cs
+}
+
+func TestJudge(t *testing.T) {
+	withLimits := func(open, active int64) zbd.Device {
+		d := fitDevice()
+		d.MaxOpenZones, d.MaxActiveZones = open, active
+		return d
+	}
+	few := fitDevice()
+	few.NrZones = 7
+	conv := fitDevice()
+	conv.Model = zbd.ModelNone
+	wrongSched := fitDevice()
+	wrongSched.Scheduler = "none"
+	cases := []struct {
+		name string
+		fs   Filesystem
+		dev  zbd.Device
+		conv int
+		want []string
+	}{
+		{"btrfs fit, no limits", Btrfs, fitDevice(), 0, nil},
+		{"btrfs at the active minimum", Btrfs, withLimits(14, 8), 0, nil},
+		{"btrfs below it (measured refusal at 6)", Btrfs, withLimits(6, 6), 0, []string{CodeTooFewActiveZonesForBtrfs}},
+		{"btrfs: open limit counts when no active limit", Btrfs, withLimits(6, 0), 0, []string{CodeTooFewActiveZonesForBtrfs}},
+		{"btrfs too few zones", Btrfs, few, 0, []string{CodeTooFewZonesForBtrfs}},
+		{"f2fs without conventional zones", F2FS, fitDevice(), 0, []string{CodeNoConventionalZones}},
+		{"f2fs with conventional zones", F2FS, fitDevice(), 8, nil},
+		{"f2fs unknown conventional zones (sysfs only)", F2FS, fitDevice(), -1, nil},
+		{"f2fs too small", F2FS, few, 4, []string{CodeTooSmallForF2FS}},
+		{"conventional device", Btrfs, conv, 0, []string{zbd.CodeNotHostManaged}},
+		{"scheduler none", F2FS, wrongSched, 4, []string{zbd.CodeWrongScheduler}},
+	}
+	for _, c := range cases {
+		got := codes(Judge(c.fs, c.dev, c.conv))
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: problems %v, want %v", c.name, got, c.want)
+		}
+	}
+	for _, p := range Judge(F2FS, fitDevice(), 0) {
+		if !strings.Contains(p.Message, "btrfs") || !strings.Contains(p.Message, "nullb0") {
+			t.Errorf("the refusal does not name the device and the way out: %s", p.Message)
+		}
+	}
+}
+
+func TestLabelRecordsToken(t *testing.T) {
+	if Label("") != "zns-mysql" {
+		t.Errorf("label without token: %q", Label(""))
+	}
+	l := Label("2026-11-24")
+	if len(l) > 63 || l == Label("2026-11-25") || !strings.HasPrefix(l, "zns-mysql-") {
+		t.Errorf("label %q: want a short, token-specific zns-mysql- label", l)
+	}
+	if applied, ours := AppliedToken(l, "2026-11-24"); !applied || !ours {
+		t.Error("the token a label was made with is not recognised")
+	}
+	if applied, ours := AppliedToken(l, "other"); applied || !ours {
+		t.Error("another token counts as applied")
+	}
+	if _, ours := AppliedToken("home", ""); ours {
+		t.Error("a foreign label counts as ours")
+	}
+}
+
+func TestMkfsCommand(t *testing.T) {
+	got, err := MkfsCommand(Btrfs, "/dev/nullb0", "", false)
+	want := []string{"mkfs.btrfs", "-O", "zoned", "-d", "single", "-m", "single", "-L", "zns-mysql", "/dev/nullb0"}
+	if err != nil || !slices.Equal(got, want) {
+		t.Errorf("btrfs: %q, %v", got, err)
+	}
+	got, err = MkfsCommand(F2FS, "/dev/nullb1", "t", true)
+	if err != nil || !slices.Equal(got, []string{"mkfs.f2fs", "-m", "-l", Label("t"), "-f", "/dev/nullb1"}) {
+		t.Errorf("f2fs forced: %q, %v", got, err)
+	}
+	for _, bad := range []string{"nullb0", "/dev/null b0", "/tmp/x"} {
+		if _, err := MkfsCommand(Btrfs, bad, "", false); err == nil {
+			t.Errorf("device path %q accepted", bad)
+		}
+	}
+	if _, err := MkfsCommand("ext4", "/dev/nullb0", "", false); err == nil {
+		t.Error("ext4 accepted as a zoned file system")
+	}
+}
+
+func TestDecide(t *testing.T) {
+	btrfs := Probe{Type: "btrfs", Label: Label("")}
+	btrfsT := Probe{Type: "btrfs", Label: Label("t1")}
+	cases := []struct {
+		name      string
+		in        DecisionInput
+		action    dbinit.Action
+		force     bool
+		inMessage string
+	}{
+		{"empty device", DecisionInput{Empty: true}, dbinit.ActionFormat, false, "empty"},
+		{"ours kept", DecisionInput{Found: btrfs}, dbinit.ActionKeep, false, "never"},
+		{"ours kept after restart with the applied token", DecisionInput{Found: btrfsT, Token: "t1"}, dbinit.ActionKeep, false, ""},
+		{"new token replaces ours", DecisionInput{Found: btrfsT, Token: "t2"}, dbinit.ActionFormat, true, "t2"},
+		{"Never ignores a new token", DecisionInput{Found: btrfs, Token: "t2", Policy: dbinit.PolicyNever}, dbinit.ActionKeep, false, "ignored"},
+		{"someone's btrfs kept", DecisionInput{Found: Probe{Type: "btrfs", Label: "home"}}, dbinit.ActionKeep, false, "home"},
+		{"ZenFS refused", DecisionInput{HasZenFS: true}, dbinit.ActionRefuse, false, "ZenFS"},
+		{"f2fs refused for btrfs", DecisionInput{Found: Probe{Type: "f2fs"}}, dbinit.ActionRefuse, false, "f2fs"},
+		{"unknown data refused", DecisionInput{}, dbinit.ActionRefuse, false, "written zones"},
+		{"ZenFS replaced with a token", DecisionInput{HasZenFS: true, Token: "t"}, dbinit.ActionFormat, true, "ZenFS"},
+		{"Never refuses an empty device", DecisionInput{Empty: true, Policy: dbinit.PolicyNever}, dbinit.ActionRefuse, false, "Never"},
+		{"empty with a token: plain format", DecisionInput{Empty: true, Token: "t"}, dbinit.ActionFormat, false, ""},
+		{"ZenFS on an otherwise empty report", DecisionInput{HasZenFS: true, Empty: true}, dbinit.ActionRefuse, false, "ZenFS"},
+	}
+	for _, c := range cases {
+		c.in.Want = Btrfs
+		if c.in.Policy == "" {
+			c.in.Policy = dbinit.PolicyIfNeeded
+		}
+		d := Decide(c.in)
+		if d.Action != c.action || d.Force != c.force || !strings.Contains(d.Reason, c.inMessage) {
+			t.Errorf("%s: %+v; want %s force=%v with %q", c.name, d, c.action, c.force, c.inMessage)
+		}
+	}
+}
