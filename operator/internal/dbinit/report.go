@@ -17,7 +17,7 @@ type Report struct {
 	ZenFS    *ZenFSState   `json:"zenfs,omitempty"`
 	// Filesystem is set instead of ZenFS for a zoned btrfs or f2fs.
 	Filesystem *FilesystemState `json:"filesystem,omitempty"`
-	Error    string        `json:"error,omitempty"`
+	Error      string           `json:"error,omitempty"`
 	// ErrorReason classifies Error for machines (a condition reason), e.g.
 	// zenfs.ReasonBusy; empty when unknown.
 	ErrorReason string `json:"errorReason,omitempty"`
