@@ -21,6 +21,9 @@ export ZNS_CACHE_DIR
 TOOLS_DIR := $(ZNS_CACHE_DIR)/tools
 CONTROLLER_GEN := $(TOOLS_DIR)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 GO_TEST_FLAGS ?= -count=1
+# envtest's default of 20 s for kube-apiserver to answer is too short on a loaded 2-core machine (measured: a
+# start timed out at load 19 with the other tiers building beside it).
+export KUBEBUILDER_CONTROLPLANE_START_TIMEOUT ?= 120s
 GO_PACKAGES := ./...
 
 .PHONY: help

@@ -8,7 +8,11 @@
 # the comparison. Everything listens on 127.0.0.1 only and is stopped at the end.
 #
 # Environment: DEMO_SECONDS (default 30), DEMO_THREADS (4), DEMO_TABLES (4), DEMO_TABLE_SIZE (20000),
-# DEMO_WORKLOAD (oltp_update_index), DEMO_MEMORY (1Gi), DEMO_DIR (a fresh directory under /var/tmp).
+# DEMO_WORKLOAD (oltp_update_index), DEMO_MEMORY (1Gi), DEMO_DIR (a fresh directory under /var/tmp),
+# DEMO_TARGETS (default "rocksdb=rocksdb innodb=innodb"): the servers, as NAME=ENGINE[@DIR[@DEVICE]]; DIR holds
+# the server's files (default DEMO_DIR/NAME), DEVICE is the block device under DIR whose written bytes the
+# runner counts per transaction (hack/zoned-stacks.sh passes file systems on zoned devices this way),
+# DEMO_SKIP_BUILD=1 (use bin/znsdb and bin/znsbench as they are; the QEMU guest cannot build them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,7 +26,9 @@ memory=${DEMO_MEMORY:-1Gi}
 say() { printf '\n==> %s\n' "$*"; }
 die() { printf 'demo: %s\n' "$*" >&2; exit 1; }
 
-for tool in mariadbd mariadb-install-db mariadb sysbench go; do
+tools=(mariadbd mariadb-install-db mariadb sysbench)
+[[ "${DEMO_SKIP_BUILD:-0}" == 1 ]] || tools+=(go)
+for tool in "${tools[@]}"; do
   command -v "$tool" >/dev/null || {
     [[ $(id -u) -eq 0 ]] && hack/install-deps.sh && break
     die "$tool is missing: run hack/install-deps.sh as root (Debian: mariadb-server mariadb-plugin-rocksdb sysbench)"
@@ -31,9 +37,11 @@ done
 plugin_dir=$(mariadbd --no-defaults --verbose --help 2>/dev/null | awk '$1 == "plugin-dir" {print $2}')
 [[ -f "${plugin_dir:-/usr/lib/mysql/plugin}/ha_rocksdb.so" ]] || die "MyRocks is missing: apt-get install mariadb-plugin-rocksdb"
 
-say "building znsdb and znsbench"
-mkdir -p bin
-CGO_ENABLED=0 go build -o bin/ ./operator/cmd/znsdb ./operator/cmd/znsbench
+if [[ "${DEMO_SKIP_BUILD:-0}" != 1 ]]; then
+  say "building znsdb and znsbench"
+  mkdir -p bin
+  CGO_ENABLED=0 go build -o bin/ ./operator/cmd/znsdb ./operator/cmd/znsbench
+fi
 
 work=${DEMO_DIR:-$(mktemp -d /var/tmp/zns-demo.XXXXXX)}
 mkdir -p "$work"
@@ -58,55 +66,66 @@ free_port() {
 
 # cnf ENGINE PROFILE: the operator's configuration for a private server.
 cnf() {
-  local d=$work/$1
-  bin/znsdb mycnf --flavor mariadb --engine "$1" --profile "$2" --memory "$memory" \
+  local d=${dir[$1]}
+  bin/znsdb mycnf --flavor mariadb --engine "${engine[$1]}" --profile "$2" --memory "$memory" \
     --datadir "$d/data" --socket "$d/mysqld.sock" --pid-file "$d/mysqld.pid" --port "${port[$1]}" >"$d/my.cnf"
 }
 
 start() {
-  local e=$1 d=$work/$1
+  local e=$1 d=${dir[$1]}
   mariadbd --defaults-file="$d/my.cnf" --bind-address=127.0.0.1 "${as_root[@]}" >>"$d/mysqld.log" 2>&1 &
   pid[$e]=$!
   pids+=("${pid[$e]}")
-  for _ in $(seq 1 120); do
+  for _ in $(seq 1 "${DEMO_START_TRIES:-120}"); do
     mariadb --no-defaults --socket="$d/mysqld.sock" -uroot -e 'SELECT 1' >/dev/null 2>&1 && return
     kill -0 "${pid[$e]}" 2>/dev/null || { tail -n 20 "$d/mysqld.log" >&2; die "mysqld ($e) exited"; }
     sleep 0.5
   done
   die "mysqld ($e) did not answer within 60 s"
 }
+# Under emulation (hack/qemu) a start takes longer; DEMO_START_TRIES stretches the wait.
 
 stop() {
   kill "${pid[$1]}" && wait "${pid[$1]}" 2>/dev/null || true
 }
 
-sql() { mariadb --no-defaults --socket="$work/$1/mysqld.sock" -uroot -N -e "$2"; }
+sql() { mariadb --no-defaults --socket="${dir[$1]}/mysqld.sock" -uroot -N -e "$2"; }
 
-bench() { # bench ENGINE PHASE [flags...]
+bench() { # bench TARGET PHASE [flags...]
   local e=$1 phase=$2
   shift 2
   bin/znsbench "$phase" --target "$e" --workload "$workload" --tables "$tables" --table-size "$table_size" \
-    --mysql-host 127.0.0.1 --mysql-port "${port[$e]}" --mysql-user bench --storage-engine "$e" \
-    --termination-log "$work/$e/$phase.json" "$@"
+    --mysql-host 127.0.0.1 --mysql-port "${port[$e]}" --mysql-user bench --storage-engine "${engine[$e]}" \
+    --termination-log "${dir[$e]}/$phase.json" "$@"
 }
 
-declare -A port pid
-engines=(rocksdb innodb)
-port[rocksdb]=$(free_port 33061)
-port[innodb]=$(free_port $(( ${port[rocksdb]} + 1 )))
+declare -A port pid engine dir device
+engines=()
+next_port=33061
+for spec in ${DEMO_TARGETS:-rocksdb=rocksdb innodb=innodb}; do
+  [[ "$spec" =~ ^([a-z][-a-z0-9]*)=(rocksdb|innodb)(@([^@]+))?(@([a-z][a-z0-9]*))?$ ]] ||
+    die "DEMO_TARGETS: '$spec' is not NAME=ENGINE[@DIR[@DEVICE]] (ENGINE rocksdb or innodb)"
+  t=${BASH_REMATCH[1]}
+  engines+=("$t")
+  engine[$t]=${BASH_REMATCH[2]}
+  dir[$t]=${BASH_REMATCH[4]:-$work/$t}
+  device[$t]=${BASH_REMATCH[6]}
+  port[$t]=$(free_port "$next_port")
+  next_port=$(( ${port[$t]} + 1 ))
+done
 
 for e in "${engines[@]}"; do
-  say "$e: initialising a private datadir in $work/$e"
-  mkdir -p "$work/$e"
+  say "$e (${engine[$e]}): initialising a private datadir in ${dir[$e]}"
+  mkdir -p "${dir[$e]}"
   cnf "$e" bulkload
   mariadb-install-db --no-defaults --auth-root-authentication-method=socket --skip-test-db "${as_root[@]}" \
-    --datadir="$work/$e/data" >"$work/$e/install.log" 2>&1 || { tail "$work/$e/install.log"; die "mariadb-install-db failed"; }
+    --datadir="${dir[$e]}/data" >"${dir[$e]}/install.log" 2>&1 || { tail "${dir[$e]}/install.log"; die "mariadb-install-db failed"; }
   start "$e"
   sql "$e" "CREATE DATABASE sbtest; CREATE USER 'bench'@'127.0.0.1' IDENTIFIED BY '$password';
             GRANT ALL ON sbtest.* TO 'bench'@'127.0.0.1';"
   say "$e: prepare with the bulkload profile (bulk load on, binary log off)"
   echo "   rocksdb_bulk_load=$(sql "$e" "SELECT @@rocksdb_bulk_load" 2>/dev/null || echo n/a) log_bin=$(sql "$e" "SELECT @@log_bin")"
-  bench "$e" prepare --threads "$tables" >"$work/$e/prepare.log"
+  bench "$e" prepare --threads "$tables" >"${dir[$e]}/prepare.log"
   say "$e: restart with the workload profile (bulk load off, binary log on), then verify the rows"
   stop "$e"
   cnf "$e" workload
@@ -119,15 +138,23 @@ start_at=$(date -u -d "+5 seconds" +%Y-%m-%dT%H:%M:%SZ)
 say "running $workload for ${seconds}s on both engines at once (common start $start_at)"
 run_pids=()
 for e in "${engines[@]}"; do
-  bench "$e" run --threads "$threads" --time "$seconds" --report-interval 5 --start-at "$start_at" >"$work/$e/run.log" 2>&1 &
+  dev_flag=()
+  [[ -n "${device[$e]}" ]] && dev_flag=(--device "${device[$e]}")
+  bench "$e" run --threads "$threads" --time "$seconds" --report-interval 5 --start-at "$start_at" "${dev_flag[@]}" \
+    >"${dir[$e]}/run.log" 2>&1 &
   run_pids+=($!)
   pids+=($!)
 done
 failed=0
 for p in "${run_pids[@]}"; do wait "$p" || failed=1; done
-[[ $failed -eq 0 ]] || { tail -n 20 "$work"/*/run.log; die "a run failed (logs above)"; }
+if [[ $failed -ne 0 ]]; then
+  for e in "${engines[@]}"; do tail -n 20 "${dir[$e]}/run.log"; done
+  die "a run failed (logs above)"
+fi
 
 say "results (MariaDB 10.11 + MyRocks on loopback; a stand-in for Percona Server on a ZNS drive)"
-bin/znsbench compare "$work/rocksdb/run.json" "$work/innodb/run.json"
+summaries=()
+for e in "${engines[@]}"; do summaries+=("${dir[$e]}/run.json"); done
+bin/znsbench compare "${summaries[@]}"
 echo
 echo "logs and summaries: $work"

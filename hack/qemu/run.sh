@@ -30,7 +30,8 @@
 #                      directory writable. What the host has installed (MariaDB,
 #                      sysbench, mkfs.btrfs, mkfs.f2fs) runs on the guest's kernel;
 #                      the btrfs, f2fs, xfs and ext4 modules are loaded first
-#                      (modprobe cannot find the guest's modules from there)
+#                      (modprobe cannot find the guest's modules from there),
+#                      and the loopback interface is up
 #
 # CMD runs under bash in the guest, as root, with stdin from /dev/null; its
 # stdout and stderr (one stream) are printed on stdout once QEMU has exited. The
@@ -198,6 +199,8 @@ if ((userland)); then
   # guest's own kernel file systems and scratch space over it. Modules are
   # loaded here: inside, modprobe would look for them on the host.
   modprobe -a btrfs f2fs xfs ext4 crc32c_generic xxhash_generic || fail "cannot load the file system modules"
+  # servers and clients on 127.0.0.1: the guest's loopback starts down
+  ip link set lo up || fail "cannot bring up the loopback interface"
   u=/userland
   mkdir -p "$u"
   mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000,cache=loose,ro hostroot "$u" ||

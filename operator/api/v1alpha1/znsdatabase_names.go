@@ -72,6 +72,38 @@ func (db *ZNSDatabase) IsZoned() bool {
 	return db.Spec.Storage.ZonedDevice != nil || db.Spec.Storage.ZonedClaim != nil
 }
 
+// ZonedFilesystem is the file system on the zoned device ("" for a conventional volume).
+func (db *ZNSDatabase) ZonedFilesystem() ZonedFilesystem {
+	var fs ZonedFilesystem
+	switch {
+	case db.Spec.Storage.ZonedDevice != nil:
+		fs = db.Spec.Storage.ZonedDevice.Filesystem
+	case db.Spec.Storage.ZonedClaim != nil:
+		fs = db.Spec.Storage.ZonedClaim.Filesystem
+	default:
+		return ""
+	}
+	if fs == "" {
+		return FilesystemZenFS
+	}
+	return fs
+}
+
+// UsesZenFS reports whether mysqld opens the zoned device raw, through ZenFS.
+func (db *ZNSDatabase) UsesZenFS() bool { return db.ZonedFilesystem() == FilesystemZenFS }
+
+// HasZonedFilesystem reports whether the data is on a zoned btrfs or f2fs, which the kubelet mounts.
+func (db *ZNSDatabase) HasZonedFilesystem() bool { return db.IsZoned() && !db.UsesZenFS() }
+
+// FormatJobName is the Job that makes a zoned btrfs or f2fs.
+func (db *ZNSDatabase) FormatJobName() string { return db.Name + "-format" }
+
+// FilesystemClaimName is the Filesystem-mode claim of a zoned btrfs or f2fs, bound to FilesystemPVName.
+func (db *ZNSDatabase) FilesystemClaimName() string { return db.Name + "-zonedfs" }
+
+// FilesystemPVName is the local Filesystem-mode PersistentVolume over the device once it holds btrfs or f2fs.
+func FilesystemPVName(node, device string) string { return DevicePVName(node, device) + "-fs" }
+
 // ZonedDeviceName is the kernel name of the zoned device, "" for a conventional volume.
 func (db *ZNSDatabase) ZonedDeviceName() string {
 	switch {

@@ -52,6 +52,21 @@ const (
 	FormatNever FormatPolicy = "Never"
 )
 
+// ZonedFilesystem is what holds the data on a zoned device.
+// +kubebuilder:validation:Enum=zenfs;btrfs;f2fs
+type ZonedFilesystem string
+
+const (
+	// FilesystemZenFS is RocksDB's zoned file system plugin: MyRocks on Percona Server only, the device raw in
+	// the pod.
+	FilesystemZenFS ZonedFilesystem = "zenfs"
+	// FilesystemBtrfs is btrfs in zoned mode (Linux 5.12+): any engine and flavor; the kubelet mounts it.
+	FilesystemBtrfs ZonedFilesystem = "btrfs"
+	// FilesystemF2FS is f2fs in zoned mode: any engine and flavor; it keeps its metadata in conventional zones,
+	// so the device needs some.
+	FilesystemF2FS ZonedFilesystem = "f2fs"
+)
+
 // ZNSDatabase is one MySQL server bound to storage: a raw zoned block device formatted with ZenFS and used
 // by MyRocks, or a conventional filesystem volume for the comparison stacks.
 //
@@ -78,8 +93,8 @@ type ZNSDatabase struct {
 
 // ZNSDatabaseSpec is what the user asks for.
 //
-// +kubebuilder:validation:XValidation:rule="has(self.storage.volume) || !has(self.engine) || self.engine == 'rocksdb'",message="a zoned device can only be used by the rocksdb engine (MyRocks through ZenFS); use storage.volume for innodb"
-// +kubebuilder:validation:XValidation:rule="has(self.storage.volume) || !has(self.flavor) || self.flavor == 'percona'",message="a zoned device needs flavor percona: only Percona Server's MyRocks is built with ZenFS (MariaDB's would put the data on a filesystem); use storage.volume for mariadb"
+// +kubebuilder:validation:XValidation:rule="has(self.storage.volume) || ((has(self.storage.zonedDevice) && has(self.storage.zonedDevice.filesystem) && self.storage.zonedDevice.filesystem != 'zenfs') || (has(self.storage.zonedClaim) && has(self.storage.zonedClaim.filesystem) && self.storage.zonedClaim.filesystem != 'zenfs')) || !has(self.engine) || self.engine == 'rocksdb'",message="ZenFS serves only the rocksdb engine (MyRocks); for innodb on a zoned device set filesystem btrfs or f2fs, or use storage.volume"
+// +kubebuilder:validation:XValidation:rule="has(self.storage.volume) || ((has(self.storage.zonedDevice) && has(self.storage.zonedDevice.filesystem) && self.storage.zonedDevice.filesystem != 'zenfs') || (has(self.storage.zonedClaim) && has(self.storage.zonedClaim.filesystem) && self.storage.zonedClaim.filesystem != 'zenfs')) || !has(self.flavor) || self.flavor == 'percona'",message="ZenFS needs flavor percona: only Percona Server's MyRocks is built with ZenFS; for mariadb on a zoned device set filesystem btrfs or f2fs, or use storage.volume"
 // +kubebuilder:validation:XValidation:rule="!has(self.resources) || !has(self.resources.limits) || !('memory' in self.resources.limits) || (type(self.resources.limits.memory) == int ? self.resources.limits.memory <= 17592186044416 : !(['P', 'Pi', 'E', 'Ei', 'e15', 'e16', 'e17', 'e18', 'E15', 'E16', 'E17', 'E18'].exists(s, self.resources.limits.memory.endsWith(s))) && (size(self.resources.limits.memory) < 15 || !(['0', '1', '2', '3', '4', '5', '6', '7', '8', '9'].exists(d, self.resources.limits.memory.endsWith(d)))))",message="spec.resources.limits.memory must be at most 16Ti: a limit in P, Pi, E or Ei, with an exponent of 15 or more, or of 15 or more digits of bytes, is refused"
 type ZNSDatabaseSpec struct {
 	// Storage is where the data lives: exactly one of zonedDevice, zonedClaim or volume. It cannot be changed
@@ -190,6 +205,13 @@ type ZonedDeviceSource struct {
 	// +kubebuilder:validation:Pattern=`^[a-z][a-z0-9]*$`
 	// +kubebuilder:validation:MaxLength=32
 	DeviceName string `json:"deviceName"`
+
+	// Filesystem is what holds the data on the device: zenfs (the default: MyRocks places its files in zones
+	// itself; Percona Server only), or btrfs or f2fs in zoned mode (any engine and flavor: a format Job makes
+	// the file system, then the kubelet mounts it as the datadir). f2fs needs conventional zones on the device.
+	// +kubebuilder:default=zenfs
+	// +optional
+	Filesystem ZonedFilesystem `json:"filesystem,omitempty"`
 }
 
 // ZonedClaimSource is an existing Block-mode claim bound to a zoned device.
@@ -207,6 +229,13 @@ type ZonedClaimSource struct {
 	// +kubebuilder:validation:Pattern=`^[a-z][a-z0-9]*$`
 	// +kubebuilder:validation:MaxLength=32
 	DeviceName string `json:"deviceName"`
+
+	// Filesystem is what holds the data on the device: zenfs (the default: MyRocks places its files in zones
+	// itself; Percona Server only), or btrfs or f2fs in zoned mode (any engine and flavor: a format Job makes
+	// the file system, then the kubelet mounts it as the datadir). f2fs needs conventional zones on the device.
+	// +kubebuilder:default=zenfs
+	// +optional
+	Filesystem ZonedFilesystem `json:"filesystem,omitempty"`
 }
 
 // VolumeSource is a filesystem volume claimed from a storage class.
@@ -230,8 +259,10 @@ type ZenFSSpec struct {
 	FormatPolicy FormatPolicy `json:"formatPolicy,omitempty"`
 
 	// ReformatToken, when set to a value not applied before, re-formats the device once, DESTROYING ALL DATA
-	// on it; the applied value is recorded in the aux directory so that restarts do not format again. Use a
-	// fresh value (for example a date) for each deliberate re-format.
+	// on it; the applied value is recorded (ZenFS: in the aux directory; btrfs and f2fs: hashed in the file
+	// system's label) so that restarts do not format again. Use a fresh value (for example a date) for each
+	// deliberate re-format. For btrfs and f2fs the format Job runs when the database is created: a new token
+	// takes effect when the database is deleted and created again (its data survives a deletion otherwise).
 	// +kubebuilder:validation:MaxLength=63
 	// +optional
 	ReformatToken string `json:"reformatToken,omitempty"`
@@ -286,6 +317,10 @@ type ZNSDatabaseStatus struct {
 	// +optional
 	ZenFS *ZenFSStatus `json:"zenfs,omitempty"`
 
+	// Filesystem is the zoned btrfs or f2fs on the device as the format Job left it.
+	// +optional
+	Filesystem *FilesystemStatus `json:"filesystem,omitempty"`
+
 	// Conditions: Available (mysqld is ready), DeviceReady (the device passed the preflight; zoned only),
 	// DeviceWarning (an accepted device has a risk, e.g. few open zones; zoned only), ConfigReady (the
 	// configuration was generated), Progressing.
@@ -293,6 +328,24 @@ type ZNSDatabaseStatus struct {
 	// +listMapKey=type
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// FilesystemStatus is a zoned btrfs or f2fs and what the format Job did with the device.
+type FilesystemStatus struct {
+	// Type is btrfs or f2fs.
+	Type string `json:"type"`
+	// UUID of the file system, as blkid reads it.
+	// +optional
+	UUID string `json:"uuid,omitempty"`
+	// Label of the file system; zns-mysql-<hash> records the reformat token it was made with.
+	// +optional
+	Label string `json:"label,omitempty"`
+	// Action is what the format Job did: format or keep.
+	// +optional
+	Action string `json:"action,omitempty"`
+	// Reason says why, in words.
+	// +optional
+	Reason string `json:"reason,omitempty"`
 }
 
 // DeviceStatus describes a zoned block device.

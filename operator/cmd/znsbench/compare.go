@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -43,9 +44,15 @@ func compareCmd(files []string, stdout, stderr io.Writer) int {
 			pct = s.Percentile
 		}
 	}
+	// Runs that counted their device's writes (--device) get a column of bytes written per transaction.
+	device := slices.ContainsFunc(sums, func(s benchresult.Summary) bool { return s.DeviceWrittenBytes > 0 })
+	devHeader, devNone := "", ""
+	if device {
+		devHeader, devNone = "dev KiB/txn\t", "-\t"
+	}
 	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(w, "target\tstatus\tTPS\tQPS\tlat avg ms\tlat p%g ms\tlat max ms\terr/s\tTPS reldev %%\tp%g reldev %%\tTPS vs %s\tp%g vs %s\t\n",
-		pct, pct, base.Target, pct, base.Target)
+	fmt.Fprintf(w, "target\tstatus\tTPS\tQPS\tlat avg ms\tlat p%g ms\tlat max ms\terr/s\tTPS reldev %%\tp%g reldev %%\tTPS vs %s\tp%g vs %s\t%s\n",
+		pct, pct, base.Target, pct, base.Target, devHeader)
 	var failed, notes []string
 	for _, s := range sums {
 		if !s.OK {
@@ -53,7 +60,7 @@ func compareCmd(files []string, stdout, stderr io.Writer) int {
 			if reason == "" {
 				reason = "unknown reason"
 			}
-			fmt.Fprintf(w, "%s\tFAILED\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t\n", s.Target)
+			fmt.Fprintf(w, "%s\tFAILED\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t%s\n", s.Target, devNone)
 			cause, _, _ := strings.Cut(s.Error, "\n")
 			failed = append(failed, fmt.Sprintf("%s: FAILED (%s): %s", s.Target, reason, cause))
 			continue
@@ -72,8 +79,12 @@ func compareCmd(files []string, stdout, stderr io.Writer) int {
 		if base.OK {
 			tpsRatio, latRatio = ratio(s.TPS, base.TPS), ratio(s.LatencyPctMS, base.LatencyPctMS)
 		}
-		fmt.Fprintf(w, "%s\t%s\t%.1f\t%.1f\t%.2f\t%.2f\t%.2f\t%.2f\t%s\t%s\t%s\t%s\t\n", s.Target, status, s.TPS, s.QPS,
-			s.LatencyAvgMS, s.LatencyPctMS, s.LatencyMaxMS, s.ErrorsPerSec, tpsDev, latDev, tpsRatio, latRatio)
+		dev := devNone
+		if device && s.BytesPerTransaction > 0 {
+			dev = fmt.Sprintf("%.1f\t", s.BytesPerTransaction/1024)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%.1f\t%.1f\t%.2f\t%.2f\t%.2f\t%.2f\t%s\t%s\t%s\t%s\t%s\n", s.Target, status, s.TPS, s.QPS,
+			s.LatencyAvgMS, s.LatencyPctMS, s.LatencyMaxMS, s.ErrorsPerSec, tpsDev, latDev, tpsRatio, latRatio, dev)
 	}
 	if err := w.Flush(); err != nil {
 		return 1

@@ -97,3 +97,36 @@ func TestCompareMarksFailedRuns(t *testing.T) {
 		t.Errorf("failed baseline: exit %d\n%s\n%s", code, out.String(), errb.String())
 	}
 }
+
+func TestCompareShowsDeviceBytesPerTransaction(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	for _, s := range []benchresult.Summary{
+		{Phase: "run", Target: "btrfs", OK: true, TPS: 100, Percentile: 95, DeviceWrittenBytes: 1 << 30, BytesPerTransaction: 20480},
+		{Phase: "run", Target: "ext4", OK: true, TPS: 100, Percentile: 95},
+	} {
+		b, err := s.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, s.Target+".json")
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	var out, errb bytes.Buffer
+	if code := compareCmd(paths, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if !strings.HasSuffix(strings.TrimSpace(lines[0]), "dev KiB/txn") {
+		t.Fatalf("no device column:\n%s", out.String())
+	}
+	if f := strings.Fields(lines[1]); f[len(f)-1] != "20.0" {
+		t.Errorf("btrfs row %q: want 20.0 KiB per transaction", lines[1])
+	}
+	if f := strings.Fields(lines[2]); f[len(f)-1] != "-" {
+		t.Errorf("ext4 row without device bytes %q: want -", lines[2])
+	}
+}

@@ -96,11 +96,15 @@ func randomPassword(n int) (string, error) {
 
 // MyCnfInput is the generator input for db, shared with tests.
 func MyCnfInput(db *v1alpha1.ZNSDatabase) mycnf.Input {
+	var zenfsDevice string
+	if db.UsesZenFS() {
+		zenfsDevice = db.ZonedDeviceName()
+	}
 	return mycnf.Input{
 		Flavor:           mycnf.Flavor(db.Spec.Flavor),
 		Engine:           mycnf.Engine(db.Spec.Engine),
 		Profile:          mycnf.Profile(db.Spec.Profile),
-		ZenFSDevice:      db.ZonedDeviceName(),
+		ZenFSDevice:      zenfsDevice,
 		MemoryLimitBytes: resources.MemoryLimitBytes(db),
 		DataDir:          v1alpha1.DataDir,
 		Socket:           v1alpha1.SocketPath,
@@ -158,7 +162,7 @@ func (r *ZNSDatabaseReconciler) reconcileStatefulSet(ctx context.Context, st *st
 // reconcileAvailability reads the StatefulSet and its pod into the Available condition and the ZenFS status.
 func (r *ZNSDatabaseReconciler) reconcileAvailability(ctx context.Context, st *state) (*ctrl.Result, error) {
 	db := st.db
-	if db.IsZoned() {
+	if db.UsesZenFS() {
 		if res, err := r.readFormatReport(ctx, db); res != nil || err != nil {
 			return res, err
 		}

@@ -153,8 +153,13 @@ func describeDevice(db *v1alpha1.ZNSDatabase) string {
 
 // devicePVOwner is the database named on the operator's own PersistentVolume for a device, if there is one.
 func (r *ZNSDatabaseReconciler) devicePVOwner(ctx context.Context, id deviceid.ID) (string, error) {
+	return r.pvOwner(ctx, v1alpha1.DevicePVName(id.Node, id.Device))
+}
+
+// pvOwner is the database named on one of the operator's PersistentVolumes, "" when it does not exist.
+func (r *ZNSDatabaseReconciler) pvOwner(ctx context.Context, name string) (string, error) {
 	pv := &corev1.PersistentVolume{}
-	err := r.Get(ctx, client.ObjectKey{Name: v1alpha1.DevicePVName(id.Node, id.Device)}, pv)
+	err := r.Get(ctx, client.ObjectKey{Name: name}, pv)
 	if apierrors.IsNotFound(err) {
 		return "", nil
 	}

@@ -102,6 +102,7 @@ func (r *ZNSDatabaseReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		r.reconcileDeviceClaim,
 		r.reconcilePreflight,
 		r.reconcileDeviceVolume,
+		r.reconcileZonedFilesystem,
 		r.reconcileIdentity,
 		r.reconcileStatefulSet,
 		r.reconcileAvailability,

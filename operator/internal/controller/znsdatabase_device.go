@@ -98,7 +98,7 @@ func (r *ZNSDatabaseReconciler) reconcilePreflight(ctx context.Context, st *stat
 		r.setDeviceWarnings(db, report)
 		return nil, nil
 	case report != nil && len(report.Problems) > 0:
-		msg := fmt.Sprintf("%s cannot hold ZenFS: %s", describeDevice(db), joinProblems(report))
+		msg := fmt.Sprintf("%s cannot hold %s: %s", describeDevice(db), db.ZonedFilesystem(), joinProblems(report))
 		if !isBlockedBy(db, "DeviceRefused") {
 			event.DeviceRefused.Emit(db, r.Recorder, msg)
 		}
@@ -317,6 +317,21 @@ func (r *ZNSDatabaseReconciler) finalize(ctx context.Context, db *v1alpha1.ZNSDa
 		}
 		if owner == db.OwnerAnnotationValue() {
 			children = append(children, &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: v1alpha1.DevicePVName(src.NodeName, src.DeviceName)}})
+		}
+	}
+	if db.HasZonedFilesystem() {
+		children = append(children,
+			&batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: db.Namespace, Name: db.FormatJobName()}},
+			&corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: db.Namespace, Name: db.FilesystemClaimName()}})
+		if db.Status.Device != nil && db.Status.Device.Node != "" {
+			name := v1alpha1.FilesystemPVName(db.Status.Device.Node, db.ZonedDeviceName())
+			owner, err := r.pvOwner(ctx, name)
+			if err != nil {
+				return err
+			}
+			if owner == db.OwnerAnnotationValue() {
+				children = append(children, &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: name}})
+			}
 		}
 	}
 	for _, obj := range children {

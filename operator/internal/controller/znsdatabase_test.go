@@ -172,12 +172,19 @@ func preflightReport(t *testing.T, device string) (string, bool) {
 // report as its termination message, and the Job completes or fails.
 func finishPreflight(t *testing.T, db *v1alpha1.ZNSDatabase, report string, ok bool) {
 	t.Helper()
+	finishJob(t, db, db.PreflightJobName(), "preflight", report, ok)
+}
+
+// finishJob plays kubelet and the Job controller for one of a database's Jobs: its pod's container terminates
+// with the report as its termination message, and the Job completes or fails.
+func finishJob(t *testing.T, db *v1alpha1.ZNSDatabase, jobName, container, report string, ok bool) {
+	t.Helper()
 	job := &batchv1.Job{}
-	waitObject(t, client.ObjectKey{Namespace: db.Namespace, Name: db.PreflightJobName()}, job)
+	waitObject(t, client.ObjectKey{Namespace: db.Namespace, Name: jobName}, job)
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace:    db.Namespace,
-			GenerateName: db.PreflightJobName() + "-",
+			GenerateName: jobName + "-",
 			Labels:       job.Spec.Template.Labels,
 		},
 		Spec: job.Spec.Template.Spec,
@@ -191,7 +198,7 @@ func finishPreflight(t *testing.T, db *v1alpha1.ZNSDatabase, report string, ok b
 	pod.Status = corev1.PodStatus{
 		Phase: corev1.PodSucceeded,
 		ContainerStatuses: []corev1.ContainerStatus{{
-			Name:  "preflight",
+			Name:  container,
 			Image: job.Spec.Template.Spec.Containers[0].Image,
 			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
 				ExitCode: exit, Message: report, StartedAt: now, FinishedAt: now,
@@ -867,10 +874,10 @@ func TestValidation(t *testing.T) {
 	}{
 		{both, "exactly one of zonedDevice, zonedClaim or volume"},
 		{none, "exactly one of zonedDevice, zonedClaim or volume"},
-		{innodbZoned, "only be used by the rocksdb engine"},
+		{innodbZoned, "ZenFS serves only the rocksdb engine"},
 		{partition, "spec.storage.zonedDevice.deviceName"},
 		{badEngine, "spec.engine"},
-		{mariadbZoned, "a zoned device needs flavor percona"},
+		{mariadbZoned, "ZenFS needs flavor percona"},
 	} {
 		err := k8s.Create(ctx, tc.db)
 		if err == nil || !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), tc.want) {

@@ -89,6 +89,8 @@ func formatFailure(report *dbinit.Report, raw string) (reason string, ev event.E
 		return "FormatFailed", event.FormatFailed, raw
 	case report.ZenFS != nil && report.ZenFS.Action == dbinit.ActionRefuse:
 		return "FormatRefused", event.FormatRefused, report.ZenFS.Reason
+	case report.Filesystem != nil && report.Filesystem.Action == dbinit.ActionRefuse:
+		return "FormatRefused", event.FormatRefused, report.Filesystem.Reason
 	case len(report.Problems) > 0:
 		for _, p := range report.Problems {
 			if p.Code == zbd.CodeDeviceBusy {
@@ -187,7 +189,7 @@ func zenfsStatus(z *dbinit.ZenFSState) *v1alpha1.ZenFSStatus {
 // own pod (see resources.ServiceAccount), before the StatefulSet names them.
 func (r *ZNSDatabaseReconciler) reconcileIdentity(ctx context.Context, st *state) (*ctrl.Result, error) {
 	db := st.db
-	if !db.IsZoned() {
+	if !db.UsesZenFS() {
 		return nil, nil
 	}
 	if err := r.apply(ctx, resources.ServiceAccount(db)); err != nil {

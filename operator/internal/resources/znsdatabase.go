@@ -24,6 +24,7 @@ const (
 	ComponentConfig    = "config"
 	ComponentDatabase  = "database"
 	ComponentDevice    = "device"
+	ComponentFormat    = "format"
 	ComponentPreflight = "preflight"
 	ComponentSecret    = "secret"
 )
@@ -201,12 +202,12 @@ func PreflightJob(db *v1alpha1.ZNSDatabase, image string) *batchv1ac.JobApplyCon
 		// hostPath device node, so format reads it later through the device's claim.
 		spec.WithAffinity(corev1ac.Affinity().WithNodeAffinity(corev1ac.NodeAffinity().
 			WithRequiredDuringSchedulingIgnoredDuringExecution(hostnameSelector(src.NodeName))))
-		c.WithCommand(helperBinary, "preflight", "--device", device, "--sysfs-only")
+		c.WithCommand(append([]string{helperBinary, "preflight", "--device", device, "--sysfs-only"}, filesystemFlag(db)...)...)
 	} else {
 		// The user's claim, read-only: the kubelet then lets the container read the device and not write it.
 		spec.WithVolumes(corev1ac.Volume().WithName(volumeZoned).WithPersistentVolumeClaim(
 			corev1ac.PersistentVolumeClaimVolumeSource().WithClaimName(db.DeviceClaimName()).WithReadOnly(true)))
-		c.WithCommand(helperBinary, "preflight", "--device", device).
+		c.WithCommand(append([]string{helperBinary, "preflight", "--device", device}, filesystemFlag(db)...)...).
 			WithVolumeDevices(corev1ac.VolumeDevice().WithName(volumeZoned).WithDevicePath(db.DevicePath()))
 	}
 	// WithContainers copies the container, so it comes last.
@@ -260,7 +261,12 @@ func StatefulSet(db *v1alpha1.ZNSDatabase, in StatefulSetInput) *appsv1ac.Statef
 			corev1ac.Volume().WithName(volumeTmp).WithEmptyDir(corev1ac.EmptyDirVolumeSource()),
 		)
 
-	if db.IsZoned() {
+	if db.HasZonedFilesystem() {
+		// The kubelet mounts the zoned btrfs or f2fs that the format Job made; mysqld never sees the device.
+		spec.WithVolumes(corev1ac.Volume().WithName(v1alpha1.DataClaimTemplateName).WithPersistentVolumeClaim(
+			corev1ac.PersistentVolumeClaimVolumeSource().WithClaimName(db.FilesystemClaimName())))
+	}
+	if db.UsesZenFS() {
 		device := corev1ac.VolumeDevice().WithName(volumeZoned).WithDevicePath(db.DevicePath())
 		// The readiness helper publishes the ZenFS space on its own pod (ServiceAccount, PodRole).
 		mysqld.WithVolumeDevices(device).WithEnv(
@@ -284,19 +290,22 @@ func StatefulSet(db *v1alpha1.ZNSDatabase, in StatefulSetInput) *appsv1ac.Statef
 	}
 	spec.WithContainers(mysqld)
 
+	sts := appsv1ac.StatefulSetSpec().
+		WithReplicas(1).
+		WithServiceName(db.ServiceName()).
+		WithSelector(metav1ac.LabelSelector().WithMatchLabels(db.SelectorLabels())).
+		WithPersistentVolumeClaimRetentionPolicy(appsv1ac.StatefulSetPersistentVolumeClaimRetentionPolicy().
+			WithWhenDeleted("Retain").WithWhenScaled("Retain")).
+		WithTemplate(corev1ac.PodTemplateSpec().
+			WithLabels(db.Labels(ComponentDatabase)).
+			WithSpec(spec))
+	if !db.HasZonedFilesystem() {
+		sts.WithVolumeClaimTemplates(dataClaimTemplate(db))
+	}
 	return appsv1ac.StatefulSet(db.StatefulSetName(), db.Namespace).
 		WithLabels(db.Labels(ComponentDatabase)).
 		WithOwnerReferences(OwnerReference(db)).
-		WithSpec(appsv1ac.StatefulSetSpec().
-			WithReplicas(1).
-			WithServiceName(db.ServiceName()).
-			WithSelector(metav1ac.LabelSelector().WithMatchLabels(db.SelectorLabels())).
-			WithPersistentVolumeClaimRetentionPolicy(appsv1ac.StatefulSetPersistentVolumeClaimRetentionPolicy().
-				WithWhenDeleted("Retain").WithWhenScaled("Retain")).
-			WithTemplate(corev1ac.PodTemplateSpec().
-				WithLabels(db.Labels(ComponentDatabase)).
-				WithSpec(spec)).
-			WithVolumeClaimTemplates(dataClaimTemplate(db)))
+		WithSpec(sts)
 }
 
 // The pod's identity for the readiness helper (podannotate.PodNameEnv, PodNamespaceEnv).
@@ -313,7 +322,7 @@ const ZenFSSpaceInterval = "60s"
 func readinessProbe(db *v1alpha1.ZNSDatabase) *corev1ac.ProbeApplyConfiguration {
 	cmd := []string{helperBinary, "health", "--socket", v1alpha1.SocketPath}
 	timeout := int32(3)
-	if db.IsZoned() {
+	if db.UsesZenFS() {
 		cmd = append(cmd, "--zenfs-device", db.ZonedDeviceName(), "--zenfs-space-interval", ZenFSSpaceInterval)
 		timeout = 10
 	}
@@ -328,6 +337,9 @@ func FormatCommand(db *v1alpha1.ZNSDatabase) []string {
 	policy := db.Spec.ZenFS.FormatPolicy
 	if policy == "" {
 		policy = v1alpha1.FormatIfNeeded
+	}
+	if db.HasZonedFilesystem() {
+		return zonedFilesystemFormatCommand(db, policy)
 	}
 	return []string{helperBinary, "format",
 		"--device", db.ZonedDeviceName(),

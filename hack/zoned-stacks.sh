@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# hack/zoned-stacks.sh: MySQL on zoned file systems, next to a conventional one, inside the QEMU guest.
+#
+# Run by hack/demo-zoned.sh in the guest's userland (hack/qemu/run.sh --userland), from a directory holding
+# bin/znsdb, bin/znsbench and hack/. For each stack NAME=ENGINE:FS:DEVICE of ZONED_STACKS it makes the file
+# system (btrfs and f2fs in zoned mode through `znsdb format`, with the operator's own safety checks and
+# report; ext4 and xfs on a conventional device with mkfs), mounts it at /mnt/zns/NAME, and hands the stacks
+# to hack/demo-local.sh: a private MariaDB each, prepare in bulkload, verify, a run of all of them together
+# with the device's written bytes counted per transaction, and the table. A stack whose device the format
+# step refuses is reported and left out; the others go on.
+#
+# Environment: ZONED_STACKS (see hack/demo-zoned.sh), ZONED_RESULTS (directory that receives NAME-format.json,
+# NAME.json and the run's logs; default ./results), and the DEMO_* settings of hack/demo-local.sh.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+say() { printf '\n==> %s\n' "$*"; }
+die() { printf 'zoned-stacks: %s\n' "$*" >&2; exit 1; }
+
+results=${ZONED_RESULTS:-results}
+mkdir -p "$results"
+# the host's hack/demo-zoned.sh shows the last line of this file while the guest runs
+exec > >(tee -a "$results/progress.log") 2>&1
+[[ -n "${ZONED_STACKS:-}" ]] || die "ZONED_STACKS is empty: give NAME=ENGINE:FS:DEVICE entries"
+[[ -x bin/znsdb && -x bin/znsbench ]] || die "bin/znsdb and bin/znsbench are missing (hack/demo-zoned.sh builds them)"
+
+targets=() refused=()
+for stack in $ZONED_STACKS; do
+  [[ "$stack" =~ ^([a-z][-a-z0-9]*)=(rocksdb|innodb):(btrfs|f2fs|ext4|xfs):([a-z][a-z0-9]*)$ ]] ||
+    die "ZONED_STACKS: '$stack' is not NAME=ENGINE:FS:DEVICE (rocksdb|innodb, btrfs|f2fs|ext4|xfs)"
+  name=${BASH_REMATCH[1]} engine=${BASH_REMATCH[2]} fs=${BASH_REMATCH[3]} dev=${BASH_REMATCH[4]}
+  mnt=/mnt/zns/$name
+  mkdir -p "$mnt"
+  case $fs in
+    btrfs | f2fs)
+      say "$name: znsdb format --filesystem $fs --device $dev"
+      t0=$SECONDS
+      if ! bin/znsdb format --filesystem "$fs" --device "$dev" --termination-log "$results/$name-format.json" \
+        >/dev/null 2>"$results/$name-format.err"; then
+        sed 's/^/   /' "$results/$name-format.err"
+        refused+=("$name")
+        continue
+      fi
+      echo "   $(grep -o '"action":"[a-z]*"' "$results/$name-format.json"), $((SECONDS - t0)) s"
+      ;;
+    ext4) say "$name: mkfs.ext4 on the conventional $dev"; mkfs.ext4 -q -F "/dev/$dev" ;;
+    xfs) say "$name: mkfs.xfs on the conventional $dev"; mkfs.xfs -q -f "/dev/$dev" ;;
+  esac
+  mount -t "$fs" "/dev/$dev" "$mnt" || die "$name: mounting /dev/$dev ($fs) at $mnt failed"
+  echo "   mounted: $(df -h --output=size,avail "$mnt" | tail -n 1 | awk '{print $1 " size, " $2 " free"}')"
+  targets+=("$name=$engine@$mnt@$dev")
+done
+((${#targets[@]} > 0)) || die "no stack could be set up"
+
+rc=0
+DEMO_SKIP_BUILD=1 DEMO_TARGETS="${targets[*]}" hack/demo-local.sh || rc=$?
+for t in "${targets[@]}"; do
+  name=${t%%=*} dir=${t#*@}
+  dir=${dir%@*}
+  for f in run.json run.log prepare.log install.log mysqld.log; do
+    [[ -r "$dir/$f" ]] && cp "$dir/$f" "$results/$name.${f}"
+  done
+  [[ -r "$dir/run.json" ]] && cp "$dir/run.json" "$results/$name.json"
+done
+((${#refused[@]} == 0)) || echo "refused by the format step (see above): ${refused[*]}"
+exit "$rc"

@@ -1,0 +1,153 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
+	"github.com/zns-mysql/zns-mysql/operator/internal/dbinit"
+	"github.com/zns-mysql/zns-mysql/operator/internal/event"
+	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
+)
+
+// reconcileZonedFilesystem puts a zoned btrfs or f2fs in front of mysqld: the format Job makes (or finds) the
+// file system through the device's Block claim, and only once it reported success does the Filesystem-mode
+// volume over the device exist, so the kubelet mounts a file system the project checked and never formats the
+// device itself.
+func (r *ZNSDatabaseReconciler) reconcileZonedFilesystem(ctx context.Context, st *state) (*ctrl.Result, error) {
+	db := st.db
+	if !db.HasZonedFilesystem() {
+		return nil, nil
+	}
+	if !filesystemReady(db) {
+		if res, err := r.runFormatJob(ctx, db); res != nil || err != nil {
+			return res, err
+		}
+	}
+	id, known, problem, err := r.deviceIdentity(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	if !known {
+		return r.invalidClaim(db, problem), nil
+	}
+	if db.Status.Device != nil && db.Status.Device.Node == "" {
+		// A zonedClaim's node comes from its PersistentVolume; finalize needs it to find the volume again.
+		db.Status.Device.Node = id.Node
+	}
+	var capacity int64
+	if db.Status.Device != nil && db.Status.Device.Capacity != nil {
+		capacity = db.Status.Device.Capacity.Value()
+	}
+	if capacity <= 0 {
+		msg := "the preflight report has no device capacity; delete Job " + db.PreflightJobName() + " to inspect the device again"
+		blocked(db, "PreflightFailed", msg)
+		return &ctrl.Result{}, nil
+	}
+	if err := r.apply(ctx, resources.FilesystemPV(db, id.Node, capacity)); err != nil {
+		return nil, err
+	}
+	return nil, r.apply(ctx, resources.FilesystemClaim(db, id.Node, capacity))
+}
+
+// filesystemReady: the format Job reported a file system of the wanted type on the device.
+func filesystemReady(db *v1alpha1.ZNSDatabase) bool {
+	fs := db.Status.Filesystem
+	return fs != nil && fs.Type == string(db.ZonedFilesystem()) &&
+		(fs.Action == string(dbinit.ActionFormat) || fs.Action == string(dbinit.ActionKeep))
+}
+
+// runFormatJob creates the format Job and reads its report into status.filesystem; a result stops the
+// reconcile while the Job runs or after it refused or failed (then it runs again after PreflightRetry, so that
+// a user who freed the device or set a token sees it go on without touching anything else).
+func (r *ZNSDatabaseReconciler) runFormatJob(ctx context.Context, db *v1alpha1.ZNSDatabase) (*ctrl.Result, error) {
+	image, err := resources.Image(db, r.Images)
+	if err != nil {
+		blocked(db, "NoImage", err.Error())
+		return &ctrl.Result{}, nil
+	}
+	job := &batchv1.Job{}
+	err = r.Get(ctx, client.ObjectKey{Namespace: db.Namespace, Name: db.FormatJobName()}, job)
+	if apierrors.IsNotFound(err) {
+		if err := r.apply(ctx, resources.FormatJob(db, image)); err != nil {
+			return nil, err
+		}
+		return formatting(db), nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !job.DeletionTimestamp.IsZero() {
+		return &ctrl.Result{RequeueAfter: time.Second}, nil
+	}
+	finished, failed, at := jobFinished(job)
+	if !finished {
+		return formatting(db), nil
+	}
+	report, raw, err := r.containerReport(ctx, db, resources.ComponentFormat, resources.FormatContainer, false)
+	if err != nil {
+		return nil, err
+	}
+	if fs := reportedFilesystem(report); !failed && fs != nil {
+		db.Status.Filesystem = fs
+		if fs.Action == string(dbinit.ActionFormat) {
+			event.Formatted.Emit(db, r.Recorder, fmt.Sprintf("created %s in zoned mode on %s: %s", fs.Type, describeDevice(db), fs.Reason))
+		}
+		return nil, nil
+	}
+	reason, ev, detail := formatFailure(report, raw)
+	if detail == "" {
+		detail = "its pod left no report (was it deleted or evicted?)"
+	}
+	msg := fmt.Sprintf("the format Job for %s %s: %s", describeDevice(db), describeFailure(reason), detail)
+	if !isBlockedBy(db, reason) {
+		ev.Emit(db, r.Recorder, msg)
+	}
+	blocked(db, reason, msg)
+	if wait := time.Until(at.Add(r.PreflightRetry)); wait > 0 {
+		return &ctrl.Result{RequeueAfter: wait}, nil
+	}
+	if err := r.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+		return nil, err
+	}
+	return &ctrl.Result{RequeueAfter: time.Second}, nil
+}
+
+// reportedFilesystem is the file system a successful format report describes, nil otherwise.
+func reportedFilesystem(report *dbinit.Report) *v1alpha1.FilesystemStatus {
+	if report == nil || report.Error != "" || len(report.Problems) > 0 || report.Filesystem == nil {
+		return nil
+	}
+	fs := report.Filesystem
+	if fs.Action != dbinit.ActionFormat && fs.Action != dbinit.ActionKeep {
+		return nil
+	}
+	return &v1alpha1.FilesystemStatus{Type: fs.Type, UUID: fs.UUID, Label: fs.Label, Action: string(fs.Action), Reason: shorten(fs.Reason, 400)}
+}
+
+func describeFailure(reason string) string {
+	switch reason {
+	case "FormatRefused":
+		return "refused to format"
+	case "DeviceBusy":
+		return "found the device in use"
+	case "DeviceRefused":
+		return "found the device unfit"
+	}
+	return "failed"
+}
+
+func formatting(db *v1alpha1.ZNSDatabase) *ctrl.Result {
+	msg := fmt.Sprintf("the format Job %s is making %s on %s", db.FormatJobName(), db.ZonedFilesystem(), describeDevice(db))
+	setCondition(db, ConditionAvailable, metav1.ConditionFalse, "Formatting", msg)
+	setCondition(db, ConditionProgressing, metav1.ConditionTrue, "Formatting", msg)
+	// The Job and its pod are watched; this only bounds a missed event.
+	return &ctrl.Result{RequeueAfter: 30 * time.Second}
+}

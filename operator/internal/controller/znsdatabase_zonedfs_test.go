@@ -1,0 +1,194 @@
+package controller_test
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
+	"github.com/zns-mysql/zns-mysql/operator/internal/controller"
+	"github.com/zns-mysql/zns-mysql/operator/internal/dbinit"
+	"github.com/zns-mysql/zns-mysql/operator/internal/zbd"
+	"github.com/zns-mysql/zns-mysql/operator/internal/zonedfs"
+)
+
+// btrfsDB is InnoDB on MariaDB, the stack ZenFS cannot serve, on a zoned btrfs.
+func btrfsDB(ns, name, node, device string) *v1alpha1.ZNSDatabase {
+	db := zonedDB(ns, name, node, device)
+	db.Spec.Storage.ZonedDevice.Filesystem = v1alpha1.FilesystemBtrfs
+	db.Spec.Engine, db.Spec.Flavor = v1alpha1.EngineInnoDB, v1alpha1.FlavorMariaDB
+	return db
+}
+
+// zonedFSReport is what `znsdb format --filesystem` reports: the decision of zonedfs.Decide for the input,
+// on the recorded nullb0.
+func zonedFSReport(t *testing.T, in zonedfs.DecisionInput, uuid string) string {
+	t.Helper()
+	d, _, err := zbd.Preflight(sysBlock(), "nullb0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := zonedfs.Decide(in)
+	b, err := dbinit.Report{Device: d, Filesystem: &dbinit.FilesystemState{
+		Type: string(in.Want), Found: in.Found.Type, UUID: uuid, Label: zonedfs.Label(in.Token),
+		Action: dec.Action, Reason: dec.Reason,
+	}}.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestZonedBtrfsLifecycle(t *testing.T) {
+	requireEnv(t)
+	ns := newNamespace(t)
+	// A node of its own: envtest runs no PV protection controller, so another test's released PV on
+	// kind-worker/nullb0 may still name its database.
+	db := btrfsDB(ns, "inno-btrfs", "btrfs-node", "nullb0")
+	create(t, db)
+	report, _ := preflightReport(t, "nullb0")
+	finishPreflight(t, db, report, true)
+	waitCondition(t, db, controller.ConditionDeviceReady, metav1.ConditionTrue, "PreflightPassed")
+	db = get(t, db)
+
+	// The preflight judged the device for btrfs; then the format Job gets the Block claim, and nothing mounts
+	// the device or runs mysqld before it reported.
+	pj := &batchv1.Job{}
+	waitObject(t, client.ObjectKey{Namespace: ns, Name: db.PreflightJobName()}, pj)
+	if got := strings.Join(pj.Spec.Template.Spec.Containers[0].Command, " "); !strings.HasSuffix(got, "--sysfs-only --filesystem btrfs") {
+		t.Errorf("preflight command %q does not judge for btrfs", got)
+	}
+	waitCondition(t, db, controller.ConditionAvailable, metav1.ConditionFalse, "Formatting")
+	job := &batchv1.Job{}
+	waitObject(t, client.ObjectKey{Namespace: ns, Name: db.FormatJobName()}, job)
+	ownedBy(t, job, db)
+	spec := job.Spec.Template.Spec
+	c := spec.Containers[0]
+	if got := strings.Join(c.Command, " "); got != "znsdb format --device nullb0 --filesystem btrfs --policy IfNeeded" {
+		t.Errorf("format command %q", got)
+	}
+	if !claimsDevice(spec.Volumes, db.DeviceClaimName()) || len(c.VolumeDevices) != 1 || c.VolumeDevices[0].DevicePath != "/dev/nullb0" {
+		t.Errorf("format Job volumes %+v devices %+v: want the Block claim at /dev/nullb0", spec.Volumes, c.VolumeDevices)
+	}
+	if sc := c.SecurityContext; sc == nil || sc.Privileged != nil && *sc.Privileged || *sc.AllowPrivilegeEscalation {
+		t.Errorf("format Job security context %+v: must not be privileged", sc)
+	}
+	fsPV := v1alpha1.FilesystemPVName("btrfs-node", "nullb0")
+	consistently(t, "no mount and no mysqld before the format Job reported", time.Second, func() error {
+		return errors.Join(
+			absent(client.ObjectKey{Name: fsPV}, &corev1.PersistentVolume{}),
+			absent(client.ObjectKey{Namespace: ns, Name: db.FilesystemClaimName()}, &corev1.PersistentVolumeClaim{}),
+			absent(client.ObjectKey{Namespace: ns, Name: db.StatefulSetName()}, &appsv1.StatefulSet{}))
+	})
+
+	finishJob(t, db, db.FormatJobName(), "format",
+		zonedFSReport(t, zonedfs.DecisionInput{Want: zonedfs.Btrfs, Policy: dbinit.PolicyIfNeeded, Empty: true}, "b476b9a5"), true)
+	waitEvent(t, db, "Formatted")
+
+	// A Filesystem-mode local PV with fsType over the device, pinned, retained, bound to the datadir claim.
+	pv := &corev1.PersistentVolume{}
+	waitObject(t, client.ObjectKey{Name: fsPV}, pv)
+	if l := pv.Spec.Local; l == nil || l.Path != "/dev/nullb0" || l.FSType == nil || *l.FSType != "btrfs" ||
+		*pv.Spec.VolumeMode != corev1.PersistentVolumeFilesystem || pv.Spec.PersistentVolumeReclaimPolicy != corev1.PersistentVolumeReclaimRetain {
+		t.Errorf("filesystem PV local %+v mode %v reclaim %s", pv.Spec.Local, *pv.Spec.VolumeMode, pv.Spec.PersistentVolumeReclaimPolicy)
+	}
+	assertPinnedTo(t, pv.Spec.NodeAffinity.Required, "btrfs-node")
+	pvc := &corev1.PersistentVolumeClaim{}
+	waitObject(t, client.ObjectKey{Namespace: ns, Name: db.FilesystemClaimName()}, pvc)
+	if pvc.Spec.VolumeName != fsPV || *pvc.Spec.VolumeMode != corev1.PersistentVolumeFilesystem {
+		t.Errorf("datadir claim volume %q mode %v", pvc.Spec.VolumeName, *pvc.Spec.VolumeMode)
+	}
+
+	// mysqld gets the mounted file system as its datadir, no raw device, no ZenFS.
+	sts := &appsv1.StatefulSet{}
+	waitObject(t, client.ObjectKey{Namespace: ns, Name: db.StatefulSetName()}, sts)
+	ps := sts.Spec.Template.Spec
+	if len(ps.InitContainers) != 0 || len(ps.Containers[0].VolumeDevices) != 0 || len(sts.Spec.VolumeClaimTemplates) != 0 {
+		t.Errorf("StatefulSet init %d, devices %+v, claim templates %d: want none", len(ps.InitContainers),
+			ps.Containers[0].VolumeDevices, len(sts.Spec.VolumeClaimTemplates))
+	}
+	if !claimsDevice(ps.Volumes, db.FilesystemClaimName()) {
+		t.Errorf("StatefulSet volumes %+v do not mount the datadir claim", ps.Volumes)
+	}
+	if probe := strings.Join(ps.Containers[0].ReadinessProbe.Exec.Command, " "); strings.Contains(probe, "zenfs") {
+		t.Errorf("readiness probe %q asks ZenFS", probe)
+	}
+	db = get(t, db)
+	cm := &corev1.ConfigMap{}
+	waitObject(t, client.ObjectKey{Namespace: ns, Name: db.Status.ConfigMapName}, cm)
+	if cnf := cm.Data[v1alpha1.ConfigFileName]; strings.Contains(cnf, "rocksdb-fs-uri") || !strings.Contains(cnf, "innodb_buffer_pool_size") {
+		t.Errorf("my.cnf for InnoDB on btrfs:\n%s", cnf)
+	}
+	eventually(t, "status.filesystem from the format report", func() error {
+		if fs := get(t, db).Status.Filesystem; fs == nil || fs.Type != "btrfs" || fs.Action != "format" || fs.UUID != "b476b9a5" {
+			return fmt.Errorf("status.filesystem %+v", fs)
+		}
+		return nil
+	})
+	markReady(t, db)
+	waitCondition(t, db, controller.ConditionAvailable, metav1.ConditionTrue, "MySQLReady")
+
+	// Deleting releases the volumes and stops nothing on the device's data: both PVs go (they are the
+	// operator's), the device is not touched.
+	if err := k8s.Delete(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the database and its volumes released", func() error {
+		return errors.Join(
+			absent(client.ObjectKey{Namespace: ns, Name: db.Name}, &v1alpha1.ZNSDatabase{}),
+			absent(client.ObjectKey{Name: fsPV}, &corev1.PersistentVolume{}))
+	})
+}
+
+func TestZonedBtrfsFormatRefused(t *testing.T) {
+	requireEnv(t)
+	ns := newNamespace(t)
+	db := btrfsDB(ns, "foreign-fs", "node-z", "nullb0")
+	create(t, db)
+	report, _ := preflightReport(t, "nullb0")
+	finishPreflight(t, db, report, true)
+	refused := zonedFSReport(t, zonedfs.DecisionInput{Want: zonedfs.Btrfs, Policy: dbinit.PolicyIfNeeded, HasZenFS: true}, "")
+	finishJob(t, db, db.FormatJobName(), "format", refused, false)
+	cond := waitCondition(t, db, controller.ConditionAvailable, metav1.ConditionFalse, "FormatRefused")
+	if !strings.Contains(cond.Message, "ZenFS") || !strings.Contains(cond.Message, "reformatToken") {
+		t.Errorf("the refusal %q does not say what the device holds and how to go on", cond.Message)
+	}
+	waitEvent(t, db, "FormatRefused")
+	consistently(t, "nothing mounts a refused device", time.Second, func() error {
+		return errors.Join(
+			absent(client.ObjectKey{Name: v1alpha1.FilesystemPVName("node-z", "nullb0")}, &corev1.PersistentVolume{}),
+			absent(client.ObjectKey{Namespace: ns, Name: db.StatefulSetName()}, &appsv1.StatefulSet{}))
+	})
+}
+
+func TestZonedFilesystemAdmission(t *testing.T) {
+	requireEnv(t)
+	ns := newNamespace(t)
+	innoZenFS := zonedDB(ns, "inno-zenfs", "n", "nullb0")
+	innoZenFS.Spec.Engine = v1alpha1.EngineInnoDB
+	err := k8s.Create(ctx, innoZenFS)
+	if err == nil || !strings.Contains(err.Error(), "btrfs or f2fs") {
+		t.Errorf("innodb on ZenFS: %v; want a refusal that names btrfs or f2fs", err)
+	}
+	for _, fs := range []v1alpha1.ZonedFilesystem{v1alpha1.FilesystemBtrfs, v1alpha1.FilesystemF2FS} {
+		db := btrfsDB(ns, "inno-"+string(fs), "n", "nullb"+string(fs[0]))
+		db.Spec.Storage.ZonedDevice.Filesystem = fs
+		if err := k8s.Create(ctx, db); err != nil {
+			t.Errorf("innodb on MariaDB on %s refused: %v", fs, err)
+		}
+	}
+	bad := btrfsDB(ns, "inno-ext4", "n", "nullb9")
+	bad.Spec.Storage.ZonedDevice.Filesystem = "ext4"
+	if err := k8s.Create(ctx, bad); err == nil || !slices.ContainsFunc([]string{"zenfs", "btrfs"}, func(s string) bool { return strings.Contains(err.Error(), s) }) {
+		t.Errorf("filesystem ext4 on a zoned device: %v; want the enum refusal", err)
+	}
+}

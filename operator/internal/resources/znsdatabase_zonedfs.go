@@ -1,0 +1,99 @@
+package resources
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	batchv1ac "k8s.io/client-go/applyconfigurations/batch/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+
+	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
+)
+
+// FormatJob makes the zoned btrfs or f2fs on the device through its Block claim, with the same safety as the
+// ZenFS format step (znsdb format --filesystem): nothing that is not empty or not its own is formatted without
+// a new reformat token. It runs before anything mounts the device, and writes its report as the termination
+// message. Unprivileged: mkfs and zone resets need only the device opened for writing (kernel 5.14+).
+func FormatJob(db *v1alpha1.ZNSDatabase, image string) *batchv1ac.JobApplyConfiguration {
+	c := corev1ac.Container().
+		WithName(FormatContainer).
+		WithImage(image).
+		WithCommand(FormatCommand(db)...).
+		WithEnv(corev1ac.EnvVar().WithName("ZNS_REFORMAT_TOKEN").WithValue(db.Spec.ZenFS.ReformatToken)).
+		WithTerminationMessagePolicy(corev1.TerminationMessageFallbackToLogsOnError).
+		WithSecurityContext(containerSecurity()).
+		WithVolumeDevices(corev1ac.VolumeDevice().WithName(volumeZoned).WithDevicePath(db.DevicePath())).
+		WithVolumeMounts(corev1ac.VolumeMount().WithName(volumeTmp).WithMountPath("/tmp"))
+	spec := corev1ac.PodSpec().
+		WithRestartPolicy(corev1.RestartPolicyNever).
+		WithSecurityContext(podSecurity(db)).
+		WithVolumes(
+			corev1ac.Volume().WithName(volumeZoned).WithPersistentVolumeClaim(
+				corev1ac.PersistentVolumeClaimVolumeSource().WithClaimName(db.DeviceClaimName())),
+			corev1ac.Volume().WithName(volumeTmp).WithEmptyDir(corev1ac.EmptyDirVolumeSource())).
+		WithContainers(c)
+	return batchv1ac.Job(db.FormatJobName(), db.Namespace).
+		WithLabels(db.Labels(ComponentFormat)).
+		WithOwnerReferences(OwnerReference(db)).
+		WithSpec(batchv1ac.JobSpec().
+			WithBackoffLimit(0).
+			WithTemplate(corev1ac.PodTemplateSpec().
+				WithLabels(db.Labels(ComponentFormat)).
+				WithSpec(spec)))
+}
+
+// FilesystemPV is the local PersistentVolume in Filesystem mode over the device once the format Job made btrfs
+// or f2fs on it: the kubelet mounts the device with fsType and finds the file system there, so it never formats
+// anything itself. Retain, like the Block one: deleting it leaves the data on the device.
+func FilesystemPV(db *v1alpha1.ZNSDatabase, node string, capacityBytes int64) *corev1ac.PersistentVolumeApplyConfiguration {
+	return corev1ac.PersistentVolume(v1alpha1.FilesystemPVName(node, db.ZonedDeviceName())).
+		WithLabels(map[string]string{
+			v1alpha1.LabelManagedBy: v1alpha1.ManagedByValue,
+			v1alpha1.LabelComponent: ComponentDevice,
+		}).
+		WithAnnotations(map[string]string{v1alpha1.AnnotationOwner: db.OwnerAnnotationValue()}).
+		WithSpec(corev1ac.PersistentVolumeSpec().
+			WithCapacity(corev1.ResourceList{corev1.ResourceStorage: *resource.NewQuantity(capacityBytes, resource.BinarySI)}).
+			WithVolumeMode(corev1.PersistentVolumeFilesystem).
+			WithAccessModes(corev1.ReadWriteOnce).
+			WithPersistentVolumeReclaimPolicy(corev1.PersistentVolumeReclaimRetain).
+			WithStorageClassName("").
+			WithLocal(corev1ac.LocalVolumeSource().WithPath(db.DevicePath()).WithFSType(string(db.ZonedFilesystem()))).
+			WithNodeAffinity(corev1ac.VolumeNodeAffinity().WithRequired(hostnameSelector(node))).
+			WithClaimRef(corev1ac.ObjectReference().
+				WithKind("PersistentVolumeClaim").
+				WithAPIVersion("v1").
+				WithNamespace(db.Namespace).
+				WithName(db.FilesystemClaimName())))
+}
+
+// FilesystemClaim is the datadir claim of a zoned btrfs or f2fs, bound to FilesystemPV by name.
+func FilesystemClaim(db *v1alpha1.ZNSDatabase, node string, capacityBytes int64) *corev1ac.PersistentVolumeClaimApplyConfiguration {
+	return corev1ac.PersistentVolumeClaim(db.FilesystemClaimName(), db.Namespace).
+		WithLabels(db.Labels(ComponentDatabase)).
+		WithOwnerReferences(OwnerReference(db)).
+		WithSpec(corev1ac.PersistentVolumeClaimSpec().
+			WithVolumeMode(corev1.PersistentVolumeFilesystem).
+			WithAccessModes(corev1.ReadWriteOnce).
+			WithStorageClassName("").
+			WithVolumeName(v1alpha1.FilesystemPVName(node, db.ZonedDeviceName())).
+			WithResources(corev1ac.VolumeResourceRequirements().
+				WithRequests(corev1.ResourceList{corev1.ResourceStorage: *resource.NewQuantity(capacityBytes, resource.BinarySI)})))
+}
+
+// filesystemFlag asks the preflight to judge the device for btrfs or f2fs; ZenFS, the helper's default, gets no
+// flag, so that an image with an older znsdb still runs it.
+func filesystemFlag(db *v1alpha1.ZNSDatabase) []string {
+	if !db.HasZonedFilesystem() {
+		return nil
+	}
+	return []string{"--filesystem", string(db.ZonedFilesystem())}
+}
+
+// zonedFilesystemFormatCommand is FormatCommand for btrfs and f2fs: no aux directory, no finish threshold.
+func zonedFilesystemFormatCommand(db *v1alpha1.ZNSDatabase, policy v1alpha1.FormatPolicy) []string {
+	return []string{helperBinary, "format",
+		"--device", db.ZonedDeviceName(),
+		"--filesystem", string(db.ZonedFilesystem()),
+		"--policy", string(policy),
+	}
+}
