@@ -64,13 +64,15 @@ vet: ## go vet every package (the in-guest QEMU tests carry a build tag).
 envtest-assets: ## Build (once, cached) kube-apiserver and etcd for envtest (hack/kubernetes.sh).
 	@hack/envtest-assets.sh >/dev/null
 
-.PHONY: demo demo-clean demo-local
+.PHONY: demo demo-clean demo-local demo-zoned
 demo: ## The README's main command: kind cluster, zoned devices (if the kernel can), images, chart, a Benchmark, a table.
 	hack/demo.sh
 demo-clean: ## Delete the demo's kind cluster and its null_blk devices.
 	hack/demo.sh clean
 demo-local: ## The seed methodology without Kubernetes: two private MariaDB servers on loopback, a comparison.
 	hack/demo-local.sh
+demo-zoned: ## The same on zoned devices, any machine: MyRocks and InnoDB on btrfs/f2fs (zoned) vs ext4, in the QEMU guest.
+	hack/demo-zoned.sh
 
 .PHONY: bench
 bench: ## The runner must not cost throughput: bare sysbench vs the znsbench runner, same server, alternating.
@@ -146,4 +148,4 @@ unit: fmt-check vet ## Inner loop: pure Go, real MariaDB on loopback, envtest an
 .PHONY: qemu
 qemu: ## Inner loop: only the QEMU guest tier (real zoned devices in a Debian guest).
 	@hack/qemu/build-guest.sh >/dev/null && go build -o $(TOOLS_DIR)/testsummary ./hack/testsummary && \
-		go test -json $(GO_TEST_FLAGS) ./test/qemu/ ./operator/internal/qemuguest/ 2>&1 | $(TOOLS_DIR)/testsummary
+		go test -json $(GO_TEST_FLAGS) -timeout 45m ./test/qemu/ ./operator/internal/qemuguest/ 2>&1 | $(TOOLS_DIR)/testsummary

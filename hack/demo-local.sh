@@ -12,7 +12,8 @@
 # DEMO_TARGETS (default "rocksdb=rocksdb innodb=innodb"): the servers, as NAME=ENGINE[@DIR[@DEVICE]]; DIR holds
 # the server's files (default DEMO_DIR/NAME), DEVICE is the block device under DIR whose written bytes the
 # runner counts per transaction (hack/zoned-stacks.sh passes file systems on zoned devices this way),
-# DEMO_SKIP_BUILD=1 (use bin/znsdb and bin/znsbench as they are; the QEMU guest cannot build them).
+# DEMO_SKIP_BUILD=1 (use bin/znsdb and bin/znsbench as they are; the QEMU guest cannot build them),
+# DEMO_TEMPLATE_DATADIR (copy this empty datadir, made by mariadb-install-db, instead of running it per server).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -118,8 +119,13 @@ for e in "${engines[@]}"; do
   say "$e (${engine[$e]}): initialising a private datadir in ${dir[$e]}"
   mkdir -p "${dir[$e]}"
   cnf "$e" bulkload
-  mariadb-install-db --no-defaults --auth-root-authentication-method=socket --skip-test-db "${as_root[@]}" \
-    --datadir="${dir[$e]}/data" >"${dir[$e]}/install.log" 2>&1 || { tail "${dir[$e]}/install.log"; die "mariadb-install-db failed"; }
+  if [[ -n "${DEMO_TEMPLATE_DATADIR:-}" ]]; then
+    # an empty datadir that mariadb-install-db made once: under emulation its bootstrap costs minutes per server
+    cp -a "$DEMO_TEMPLATE_DATADIR" "${dir[$e]}/data"
+  else
+    mariadb-install-db --no-defaults --auth-root-authentication-method=socket --skip-test-db "${as_root[@]}" \
+      --datadir="${dir[$e]}/data" >"${dir[$e]}/install.log" 2>&1 || { tail "${dir[$e]}/install.log"; die "mariadb-install-db failed"; }
+  fi
   start "$e"
   sql "$e" "CREATE DATABASE sbtest; CREATE USER 'bench'@'127.0.0.1' IDENTIFIED BY '$password';
             GRANT ALL ON sbtest.* TO 'bench'@'127.0.0.1';"

@@ -11,6 +11,7 @@
 #   debootstrap                             the images' Debian base and the kind node's rootfs, made locally
 #                                           (no registry is reachable)
 #   libseccomp-dev libc6-dev gcc            runc and pause for the offline kind node image (hack/kind)
+#   btrfs-progs f2fs-tools                  zoned btrfs and f2fs, made by znsdb in the QEMU guest (make demo-zoned)
 #
 #   hack/install-deps.sh         everything above (make test)
 #   hack/install-deps.sh demo    only what make demo needs on the host: the image and node builds (debootstrap,
@@ -33,7 +34,8 @@ fail() {
 case "${1:-all}" in
   all)
     packages=(git make gcc ca-certificates mariadb-server mariadb-plugin-rocksdb mariadb-client sysbench fio
-      qemu-system-x86 busybox-static cpio kmod xz-utils debootstrap libseccomp-dev libc6-dev util-linux)
+      qemu-system-x86 busybox-static cpio kmod xz-utils debootstrap libseccomp-dev libc6-dev util-linux
+      btrfs-progs f2fs-tools)
     ;;
   demo) packages=(git make gcc ca-certificates busybox-static kmod xz-utils debootstrap libseccomp-dev libc6-dev util-linux) ;;
   *) fail "unknown set '${1}'" "hack/install-deps.sh [all|demo]" ;;

@@ -21,7 +21,8 @@
 #   ZNS_TEST_KEEP_CLUSTER=1  keep the cluster this run created (hack/kind/cluster.sh down removes it)
 #   ZNS_REQUIRE_QEMU=1, ZNS_REQUIRE_IMAGES=1, ZNS_REQUIRE_E2E=1   what CI sets: a tier that would skip for
 #                            want of its setup fails instead
-#   GO_TEST_FLAGS (default -count=1), E2E_TIMEOUT (default 40m), ZNS_CACHE_DIR
+#   GO_TEST_FLAGS (default -count=1), TEST_TIMEOUT (default 45m, per package), E2E_TIMEOUT (default 40m),
+#   ZNS_CACHE_DIR
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -40,6 +41,7 @@ fail() {
 }
 
 GO_TEST_FLAGS=${GO_TEST_FLAGS:--count=1}
+TEST_TIMEOUT=${TEST_TIMEOUT:-45m}
 E2E_TIMEOUT=${E2E_TIMEOUT:-40m}
 E2E_PACKAGE=github.com/zns-mysql/zns-mysql/test/e2e
 read -r -a go_test_flags <<<"$GO_TEST_FLAGS"
@@ -183,7 +185,8 @@ e2e_cluster() {
 status=0
 {
   stage 6 "tests: pure Go, real MariaDB on loopback, envtest, chart, QEMU guest, images"
-  KUBEBUILDER_ASSETS=$assets ZNS_HELM=$helm go test -json "${go_test_flags[@]}" "${packages[@]}" || status=$?
+  # the QEMU package boots guests that run MariaDB under emulation: more than go test's default 10 minutes
+  KUBEBUILDER_ASSETS=$assets ZNS_HELM=$helm go test -json "${go_test_flags[@]}" -timeout "$TEST_TIMEOUT" "${packages[@]}" || status=$?
   stage 7 "end to end on kind"
   case "$e2e_mode" in
     own)

@@ -84,7 +84,7 @@ SAVE=${ZNS_KIND_SAVE:-1}
 # Packages of the node rootfs: kind's base image list (images/base/Dockerfile) without the network-storage
 # ones (nfs-common, open-iscsi) and curl (no network here anyway).
 NODE_PACKAGES=(systemd conntrack iptables nftables iproute2 ethtool util-linux mount kmod libseccomp2 pigz
-  fuse-overlayfs e2fsprogs bash ca-certificates jq procps)
+  fuse-overlayfs e2fsprogs btrfs-progs f2fs-tools bash ca-certificates jq procps)
 RECIPE_LABEL=zns-mysql.kind-node.recipe
 # Our own images (never pulled: the names only have to be unique and stable).
 PROVISIONER_IMAGE="zns-mysql.local/local-path-provisioner:${LPP_VER}"
