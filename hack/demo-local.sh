@@ -141,7 +141,7 @@ for e in "${engines[@]}"; do
 done
 
 start_at=$(date -u -d "+5 seconds" +%Y-%m-%dT%H:%M:%SZ)
-say "running $workload for ${seconds}s on both engines at once (common start $start_at)"
+say "running $workload for ${seconds}s on every server at once (common start $start_at)"
 run_pids=()
 for e in "${engines[@]}"; do
   dev_flag=()

@@ -25,6 +25,15 @@ source hack/lib/progress.sh
 
 say() { printf '\n==> %s\n' "$*"; }
 die() { printf 'demo-zoned: %s\n' "$*" >&2; exit 1; }
+# wait_for_exit PID SECONDS: true once PID has exited, false after SECONDS while it still runs
+wait_for_exit() {
+  local i
+  for ((i = 0; i < $2; i++)); do
+    kill -0 "$1" 2>/dev/null || return 0
+    sleep 1
+  done
+  ! kill -0 "$1" 2>/dev/null
+}
 
 need=(qemu-system-x86_64 mariadbd mariadb-install-db sysbench mkfs.btrfs mkfs.f2fs mkfs.ext4 blkid)
 missing=()
@@ -66,13 +75,24 @@ say "booting the guest and running: ${stacks}"
 echo "   (under software emulation this takes minutes; the guest's output follows when it powers off)"
 rc=0
 mkdir -p "$work/results"
-heartbeat --log "$work/results/progress.log" "zoned stacks in the QEMU guest" "the whole output follows when it powers off" hack/qemu/run.sh --userland --share "$work" \
+# The guest's own output arrives when it powers off; meanwhile its progress file (shared over 9p) tells where
+# it is, every 30 seconds.
+hack/qemu/run.sh --userland --share "$work" \
   --mem "${ZONED_MEM_MIB:-6144}" --smp 2 --timeout "${ZONED_TIMEOUT:-3600}" "${devices[@]}" \
   --env "ZONED_STACKS=$stacks" --env "ZONED_RESULTS=$work/results" \
   --env "DEMO_SECONDS=${DEMO_SECONDS:-20}" --env "DEMO_TABLES=${DEMO_TABLES:-2}" \
   --env "DEMO_TABLE_SIZE=${DEMO_TABLE_SIZE:-5000}" --env "DEMO_MEMORY=${DEMO_MEMORY:-512Mi}" \
   --env "DEMO_START_TRIES=${DEMO_START_TRIES:-600}" --env "DEMO_TEMPLATE_DATADIR=$work/datadir" "${envs[@]}" \
-  -- hack/zoned-stacks.sh || rc=$?
+  -- hack/zoned-stacks.sh >"$work/guest.out" 2>&1 &
+guest_pid=$!
+t0=$SECONDS
+while ! wait_for_exit "$guest_pid" 30; do
+  last=$(tail -n 1 "$work/results/progress.log" 2>/dev/null | cut -c1-120)
+  printf 'demo-zoned: the QEMU guest is running the stacks, %dm%02ds elapsed%s\n' $(((SECONDS - t0) / 60)) \
+    $(((SECONDS - t0) % 60)) "${last:+; last: $last}"
+done
+wait "$guest_pid" || rc=$?
+cat "$work/guest.out"
 
 results=${ZONED_RESULTS:-$(mktemp -d /var/tmp/zns-zoned-results.XXXXXX)}
 mkdir -p "$results"
