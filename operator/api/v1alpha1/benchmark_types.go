@@ -31,6 +31,8 @@ const (
 // +kubebuilder:printcolumn:name="Workload",type=string,JSONPath=`.spec.workload`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Progress",type=string,JSONPath=`.status.progress`
+// +kubebuilder:printcolumn:name="Result",type=string,JSONPath=`.status.result`
+// +kubebuilder:printcolumn:name="Elapsed",type=string,JSONPath=`.status.elapsed`
 // +kubebuilder:printcolumn:name="Targets",type=string,JSONPath=`.status.conditions[?(@.type=="TargetsReady")].reason`,priority=1
 // +kubebuilder:printcolumn:name="Baseline",type=string,JSONPath=`.status.baseline`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
@@ -232,6 +234,21 @@ type BenchmarkStatus struct {
 	// +optional
 	PhaseSince *metav1.Time `json:"phaseSince,omitempty"`
 
+	// Result is the comparison in one line, e.g. "myrocks 0.80x, p95 1.11x vs innodb" (TPS ratio, then latency
+	// ratio, against the baseline); failed targets are named with their reason.
+	// +optional
+	Result string `json:"result,omitempty"`
+
+	// Elapsed is the time since the benchmark started ("4m05s"), as of the last status update (at most a few
+	// seconds old while it runs), and its whole length once it ended.
+	// +optional
+	Elapsed string `json:"elapsed,omitempty"`
+
+	// EstimatedCompletionAt is when the runs should be over: set once the runs are scheduled (how long a prepare
+	// takes depends on the drive), from the common start of the current run, its duration and the runs left.
+	// +optional
+	EstimatedCompletionAt *metav1.Time `json:"estimatedCompletionAt,omitempty"`
+
 	// StartedAt and CompletedAt bound the whole benchmark.
 	// +optional
 	StartedAt *metav1.Time `json:"startedAt,omitempty"`
@@ -306,6 +323,9 @@ type TargetStatus struct {
 	// Rows found by the verification after prepare.
 	// +optional
 	Rows int64 `json:"rows,omitempty"`
+	// Live is the last report interval of the target's run in progress, read from its runner's log.
+	// +optional
+	Live *LiveFigures `json:"live,omitempty"`
 	// Iterations are the results of each run.
 	// +optional
 	Iterations []IterationResult `json:"iterations,omitempty"`
@@ -315,6 +335,24 @@ type TargetStatus struct {
 	// VsBaseline compares Mean with the baseline target's.
 	// +optional
 	VsBaseline *Ratios `json:"vsBaseline,omitempty"`
+}
+
+// LiveFigures are the figures of the last report interval of a run in progress.
+type LiveFigures struct {
+	// Iteration is the run the interval belongs to.
+	Iteration int32 `json:"iteration"`
+	// Seconds is the end of the interval, in seconds since the run started.
+	// +optional
+	Seconds string `json:"seconds,omitempty"`
+	// TPS over the interval.
+	// +optional
+	TPS string `json:"tps,omitempty"`
+	// LatencyPctMs is the latency at spec.percentile over the interval, in milliseconds.
+	// +optional
+	LatencyPctMs string `json:"latencyPctMs,omitempty"`
+	// ReadAt is when the operator read it.
+	// +optional
+	ReadAt metav1.Time `json:"readAt,omitempty"`
 }
 
 // IterationResult is one run of one target.

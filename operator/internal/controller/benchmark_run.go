@@ -48,8 +48,10 @@ func (r *BenchmarkReconciler) run(ctx context.Context, b *v1alpha1.Benchmark) (c
 		}
 		if !done {
 			running++
+			r.readLive(ctx, b, ts, it)
 			continue
 		}
+		ts.Live = nil
 		if !sum.OK {
 			r.failTarget(b, ts, event.RunFailed, sum.Reason, fmt.Sprintf("run %d failed: %s", it, sum.Error))
 			continue
