@@ -75,7 +75,7 @@ func newRoot(streams genericiooptions.IOStreams, newClient func() (client.Reader
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
 	s.flags.AddFlags(root.PersistentFlags())
-	root.AddCommand(s.reportCmd(), s.compareCmd(), s.exportCmd(), s.watchCmd())
+	root.AddCommand(s.reportCmd(), s.compareCmd(), s.exportCmd(), s.watchCmd(), s.plotCmd())
 	return root
 }
 

@@ -131,3 +131,40 @@ func TestCompareAndWatchCommands(t *testing.T) {
 		t.Errorf("watch of a completed Benchmark (it must return at once): %v\n%s", err, out)
 	}
 }
+
+func TestPlotCommandWritesTheFormatOfTheExtension(t *testing.T) {
+	c, _ := fakeCluster(t, "pair")
+	dir := t.TempDir()
+	for _, name := range []string{"pair.png", "pair.svg"} {
+		path := filepath.Join(dir, name)
+		_, stderr, err := run(t, c, "zns-demo", "plot", "pair", "-o", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := os.ReadFile(path)
+		if strings.HasSuffix(name, ".png") && !bytes.HasPrefix(raw, []byte("\x89PNG")) {
+			t.Errorf("%s is not a PNG", name)
+		}
+		if strings.HasSuffix(name, ".svg") && !bytes.Contains(raw, []byte("<svg")) {
+			t.Errorf("%s is not an SVG", name)
+		}
+		if !strings.Contains(stderr, "tps, latency, bars") {
+			t.Errorf("stderr %q", stderr)
+		}
+	}
+	if _, _, err := run(t, c, "zns-demo", "plot", "pair", "-o", filepath.Join(dir, "x.gif")); err == nil {
+		t.Error(".gif accepted")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "x.gif")); err == nil {
+		t.Error("a refused format still created its file")
+	}
+	// The README's chart: ZNS_README_CHART=$PWD/docs/img/pair.png go test -run TestPlotCommand ./operator/cmd/kubectl-zns/
+	if path := os.Getenv("ZNS_README_CHART"); path != "" {
+		if _, _, err := run(t, c, "zns-demo", "plot", "pair", "-o", path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := run(t, c, "zns-demo", "plot", "pair"); err == nil {
+		t.Error("no -o accepted")
+	}
+}
