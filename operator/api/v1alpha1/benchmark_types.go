@@ -95,6 +95,16 @@ type BenchmarkSpec struct {
 	// +optional
 	Threads int32 `json:"threads,omitempty"`
 
+	// ThreadSweep runs the workload at each of these thread counts in turn, over the same prepared data: one run
+	// per count (repeated iterations times), every target together, giving latency against throughput as the
+	// load rises. Results per count are in status.targets[].sweep; threads is then unused. At most 8 counts.
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:items:Minimum=1
+	// +kubebuilder:validation:items:Maximum=4096
+	// +kubebuilder:validation:XValidation:rule="self.all(x, self.exists_one(y, y == x))",message="threadSweep must not repeat a thread count"
+	// +optional
+	ThreadSweep []int32 `json:"threadSweep,omitempty"`
+
 	// PrepareThreads is sysbench's --threads for the prepare phase (one table per thread). Default: 4.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=1000
@@ -221,7 +231,8 @@ type BenchmarkStatus struct {
 	// +optional
 	Progress string `json:"progress,omitempty"`
 
-	// Iteration is the run iteration in progress or last finished (1-based).
+	// Iteration is the run in progress or last finished (1-based); with a thread sweep, runs go through the
+	// thread counts in order, each repeated spec.iterations times.
 	// +optional
 	Iteration int32 `json:"iteration,omitempty"`
 
@@ -329,12 +340,17 @@ type TargetStatus struct {
 	// Iterations are the results of each run.
 	// +optional
 	Iterations []IterationResult `json:"iterations,omitempty"`
-	// Mean is the mean over the iterations.
+	// Mean is the mean over the iterations; with a thread sweep, over those at its last thread count.
 	// +optional
 	Mean *RunFigures `json:"mean,omitempty"`
 	// VsBaseline compares Mean with the baseline target's.
 	// +optional
 	VsBaseline *Ratios `json:"vsBaseline,omitempty"`
+	// Sweep holds, with a thread sweep, the mean and the ratios at each thread count.
+	// +listType=map
+	// +listMapKey=threads
+	// +optional
+	Sweep []SweepPoint `json:"sweep,omitempty"`
 }
 
 // LiveFigures are the figures of the last report interval of a run in progress.
@@ -355,10 +371,25 @@ type LiveFigures struct {
 	ReadAt metav1.Time `json:"readAt,omitempty"`
 }
 
+// SweepPoint is one target's result at one thread count of a sweep.
+type SweepPoint struct {
+	// Threads is the thread count.
+	Threads int32 `json:"threads"`
+	// Mean is the mean over the runs at this count.
+	// +optional
+	Mean *RunFigures `json:"mean,omitempty"`
+	// VsBaseline compares Mean with the baseline target's at the same count.
+	// +optional
+	VsBaseline *Ratios `json:"vsBaseline,omitempty"`
+}
+
 // IterationResult is one run of one target.
 type IterationResult struct {
 	// Iteration is 1-based.
-	Iteration  int32 `json:"iteration"`
+	Iteration int32 `json:"iteration"`
+	// Threads the run used.
+	// +optional
+	Threads    int32 `json:"threads,omitempty"`
 	RunFigures `json:",inline"`
 	// Transactions in the run.
 	// +optional
@@ -390,6 +421,16 @@ type RunFigures struct {
 	// LatencyMaxMs is the maximum latency in milliseconds.
 	// +optional
 	LatencyMaxMs string `json:"latencyMaxMs,omitempty"`
+	// LatencyP50Ms, LatencyP95Ms, LatencyP99Ms and LatencyP999Ms are the latency distribution of the whole run
+	// (p50, p95, p99, p99.9, in milliseconds), from sysbench's --histogram output.
+	// +optional
+	LatencyP50Ms string `json:"latencyP50Ms,omitempty"`
+	// +optional
+	LatencyP95Ms string `json:"latencyP95Ms,omitempty"`
+	// +optional
+	LatencyP99Ms string `json:"latencyP99Ms,omitempty"`
+	// +optional
+	LatencyP999Ms string `json:"latencyP999Ms,omitempty"`
 	// ErrorsPerSec are ignored errors (lock conflicts MyRocks reports) per second.
 	// +optional
 	ErrorsPerSec string `json:"errorsPerSec,omitempty"`

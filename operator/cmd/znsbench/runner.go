@@ -266,6 +266,11 @@ func (r *runner) fillRun(res *sysbench.Result) {
 		r.sum.Reconnects = s.Reconnects
 		r.sum.ReconnectsPerSec = s.ReconnectsPerSec
 	}
+	for p, dst := range map[float64]*float64{50: &r.sum.LatencyP50MS, 95: &r.sum.LatencyP95MS, 99: &r.sum.LatencyP99MS, 99.9: &r.sum.LatencyP999MS} {
+		if v, ok := res.Histogram.Percentile(p); ok {
+			*dst = v
+		}
+	}
 	if len(res.Intervals) == 0 {
 		return
 	}

@@ -371,3 +371,41 @@ func TestShort(t *testing.T) {
 		}
 	}
 }
+
+// TestTableLatencyDistribution: the p50/p95/p99/p99.9 of each target (from sysbench's histogram, means over
+// the runs) follow the table, and are absent for a failed target.
+func TestTableLatencyDistribution(t *testing.T) {
+	for _, name := range []string{"pair", "failed"} {
+		b := load(t, name)
+		var out bytes.Buffer
+		if err := Table(&out, b); err != nil {
+			t.Fatal(err)
+		}
+		text := out.String()
+		_, dist, ok := strings.Cut(text, "latency distribution of the runs")
+		if !ok {
+			t.Fatalf("%s: no distribution:\n%s", name, text)
+		}
+		for _, ts := range b.Status.Targets {
+			if ts.State == v1alpha1.TargetFailed {
+				if strings.Contains(dist, "\n"+ts.Name+" ") {
+					t.Errorf("%s: failed %s has a distribution row", name, ts.Name)
+				}
+				continue
+			}
+			m := ts.Mean
+			if m.LatencyP50Ms == "" || m.LatencyP999Ms == "" {
+				t.Fatalf("%s: the capture has no histogram percentiles for %s: %+v", name, ts.Name, m)
+			}
+			row := rowOf(t, dist, ts.Name)
+			if strings.Join(row[1:5], " ") != strings.Join([]string{m.LatencyP50Ms, m.LatencyP95Ms, m.LatencyP99Ms, m.LatencyP999Ms}, " ") {
+				t.Errorf("%s: row %q, status %+v", name, row, m)
+			}
+			p50, _ := num(m.LatencyP50Ms)
+			p999, _ := num(m.LatencyP999Ms)
+			if p50 > p999 {
+				t.Errorf("%s: p50 %v above p99.9 %v", ts.Name, p50, p999)
+			}
+		}
+	}
+}

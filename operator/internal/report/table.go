@@ -113,6 +113,9 @@ func Table(w io.Writer, b *v1alpha1.Benchmark) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if err := distribution(w, b); err != nil {
+		return err
+	}
 	for _, l := range tail {
 		fmt.Fprintln(w, l)
 	}
@@ -121,6 +124,29 @@ func Table(w io.Writer, b *v1alpha1.Benchmark) error {
 			b.Status.Iteration, dash(b.Status.Baseline), pct)
 	}
 	return nil
+}
+
+// distribution writes the latency distribution of each target (means over its runs), when the runner
+// recorded sysbench's histogram.
+func distribution(w io.Writer, b *v1alpha1.Benchmark) error {
+	var rows []string
+	for _, ts := range b.Status.Targets {
+		m := ts.Mean
+		if ts.State == v1alpha1.TargetFailed || m == nil || m.LatencyP50Ms == "" {
+			continue
+		}
+		rows = append(rows, fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\n", ts.Name, m.LatencyP50Ms, dash(m.LatencyP95Ms), dash(m.LatencyP99Ms), dash(m.LatencyP999Ms), dash(m.LatencyMaxMs)))
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "latency distribution of the runs (ms; sysbench --histogram, means over the runs):")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "TARGET\tP50\tP95\tP99\tP99.9\tMAX")
+	for _, r := range rows {
+		fmt.Fprint(tw, r)
+	}
+	return tw.Flush()
 }
 
 // Compare writes several Benchmarks side by side: one row per Benchmark and target, with what differs between
