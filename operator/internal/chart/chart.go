@@ -61,7 +61,15 @@ func Available(d report.Data, k Kind) error {
 		}
 		return fmt.Errorf("%s: no target has results", k)
 	case Sweep:
-		return fmt.Errorf("%s: the Benchmark is not a thread sweep", k)
+		if len(d.Benchmark.Spec.ThreadSweep) == 0 {
+			return fmt.Errorf("%s: the Benchmark is not a thread sweep", k)
+		}
+		for _, ts := range d.Benchmark.Status.Targets {
+			if ts.State != v1alpha1.TargetFailed && len(ts.Sweep) > 0 {
+				return nil
+			}
+		}
+		return fmt.Errorf("%s: no target has sweep results yet", k)
 	}
 	return fmt.Errorf("unknown chart %q (want one of %v)", k, Kinds)
 }
@@ -79,6 +87,8 @@ func Plot(d report.Data, k Kind) (*plot.Plot, error) {
 		return overTime(d, pct+" latency over time", pct+" latency (ms)", func(r report.Run, i int) float64 { return r.Series.LatencyMS[i] })
 	case Bars:
 		return bars(d)
+	case Sweep:
+		return sweep(d)
 	}
 	return nil, fmt.Errorf("unknown chart %q", k)
 }
@@ -146,8 +156,67 @@ func overTime(d report.Data, what, ylabel string, y func(report.Run, int) float6
 		p.Add(l)
 		p.Legend.Add(name, l)
 	}
-	if b.Spec.Iterations > 1 {
+	switch {
+	case len(b.Spec.ThreadSweep) > 0:
+		p.X.Label.Text = fmt.Sprintf("time (s; runs of %d s at %s threads one after the other)", b.Spec.DurationSeconds,
+			strings.Trim(strings.Join(strings.Fields(fmt.Sprint(b.Spec.ThreadSweep)), ","), "[]"))
+	case b.Spec.Iterations > 1:
 		p.X.Label.Text = fmt.Sprintf("time (s; runs of %d s one after the other)", b.Spec.DurationSeconds)
+	}
+	return p, nil
+}
+
+// sweep draws, for a thread sweep, the percentile latency against TPS of each target, one point per thread
+// count joined in the order of the counts (seed 002's curve), each point labelled with its thread count.
+func sweep(d report.Data) (*plot.Plot, error) {
+	b := d.Benchmark
+	p := plot.New()
+	pct := pctLabel(b)
+	title(p, b, pct+" latency against throughput (labels: threads)")
+	p.X.Label.Text = "TPS"
+	p.Y.Label.Text = pct + " latency (ms)"
+	p.X.Min, p.Y.Min = 0, 0
+	p.Legend.Top = true
+	p.Legend.Left = true
+	p.Add(plotter.NewGrid())
+	for i, ts := range b.Status.Targets {
+		if ts.State == v1alpha1.TargetFailed {
+			continue
+		}
+		var xys plotter.XYs
+		var labels []string
+		for _, pt := range ts.Sweep {
+			if pt.Mean == nil {
+				continue
+			}
+			x, okx := parse(pt.Mean.TPS)
+			y, oky := parse(pt.Mean.LatencyPctMs)
+			if okx && oky {
+				xys = append(xys, plotter.XY{X: x, Y: y})
+				labels = append(labels, fmt.Sprint(pt.Threads))
+			}
+		}
+		if len(xys) == 0 {
+			continue
+		}
+		l, sc, err := plotter.NewLinePoints(xys)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", ts.Name, err)
+		}
+		l.Color, sc.Color = colorOf(i), colorOf(i)
+		l.Width = vg.Points(1.5)
+		sc.GlyphStyle.Radius = vg.Points(3)
+		sc.GlyphStyle.Shape = draw.CircleGlyph{}
+		lb, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: labels})
+		if err != nil {
+			return nil, err
+		}
+		for j := range lb.TextStyle {
+			lb.TextStyle[j].Color = colorOf(i)
+		}
+		lb.Offset = vg.Point{X: vg.Points(4), Y: vg.Points(4)}
+		p.Add(l, sc, lb)
+		p.Legend.Add(ts.Name, l, sc)
 	}
 	return p, nil
 }
@@ -170,6 +239,9 @@ func LatencyBars(d report.Data) (*plot.Plot, error) {
 func barPanel(d report.Data, what, ylabel string, get func(*v1alpha1.RunFigures) (string, string)) (*plot.Plot, error) {
 	b := d.Benchmark
 	p := plot.New()
+	if n := len(b.Spec.ThreadSweep); n > 0 {
+		what += fmt.Sprintf(", at %d threads", b.Spec.ThreadSweep[n-1])
+	}
 	title(p, b, what)
 	p.Y.Label.Text = ylabel
 	p.Y.Min = 0

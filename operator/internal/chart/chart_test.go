@@ -2,6 +2,7 @@ package chart
 
 import (
 	"bytes"
+	"fmt"
 	"image"
 	"image/color"
 	"image/png"
@@ -110,6 +111,36 @@ func TestEveryChartRendersToPNGAndSVG(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSweepChart: latency against throughput of a recorded thread sweep, one point per count and target.
+func TestSweepChart(t *testing.T) {
+	d := data(t, "sweep")
+	svg := string(render(t, d, "svg", Sweep))
+	for _, w := range []string{"sweep: p95 latency against throughput", ">TPS<", "p95 latency (ms)", ">myrocks<", ">innodb<"} {
+		if !strings.Contains(svg, w) {
+			t.Errorf("svg lacks %q", w)
+		}
+	}
+	for _, th := range d.Benchmark.Spec.ThreadSweep { // point labels
+		if n := strings.Count(svg, fmt.Sprintf(">%d<", th)); n < len(d.Benchmark.Status.Targets) {
+			t.Errorf("thread count %d labels %d points, want one per target", th, n)
+		}
+	}
+	img, err := png.Decode(bytes.NewReader(render(t, d, "png", Sweep)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, ts := range d.Benchmark.Status.Targets {
+		if n := hasColor(img, colorOf(i)); n < 50 {
+			t.Errorf("%s's curve covers %d pixels", ts.Name, n)
+		}
+	}
+	drawn, err := Figure(&bytes.Buffer{}, d, "png", Kinds)
+	if err != nil || len(drawn) != 4 {
+		t.Errorf("all charts of a sweep: %v %v", drawn, err)
+	}
+	_ = render(t, d, "png", Kinds...)
 }
 
 func TestFigureSkipsWhatCannotBeDrawn(t *testing.T) {

@@ -100,6 +100,25 @@ func TestCaptureReportStatus(t *testing.T) {
 	writeYAML(t, filepath.Join(outDir, "pair.yaml"), pair)
 	writeYAML(t, filepath.Join(outDir, "pair-series.yaml"), configMapList(cms))
 
+	// sweep: the same two at 1, 4 and 8 threads over the same data, one 6 s run each.
+	sweepSpec := spec
+	sweepSpec.ThreadSweep, sweepSpec.Iterations, sweepSpec.DurationSeconds = []int32{1, 4, 8}, 1, 6
+	sweep := captureBenchmark("sweep", sweepSpec, "innodb", targets)
+	r.start(sweep)
+	setTargets(sweep, targets)
+	cms = nil
+	for it := int32(1); it <= sweepSpec.Runs(); it++ {
+		startAt := r.setRunning(sweep, it)
+		threads, _ := sweepSpec.RunThreads(it)
+		runs := runAll(t, bin, sb, targets, sweepSpec, it, startAt, threads)
+		cms = append(cms, r.record(sweep, it, targets, runs)...)
+	}
+	r.summarize(sweep)
+	r.completed(sweep)
+	r.timing(sweep)
+	writeYAML(t, filepath.Join(outDir, "sweep.yaml"), sweep)
+	writeYAML(t, filepath.Join(outDir, "sweep-series.yaml"), configMapList(cms))
+
 	// failed: the same two and a third target whose server is gone: it fails in run 1 (ConnectionFailed), and
 	// the Benchmark stops after that run.
 	spec1 := spec
@@ -143,11 +162,11 @@ func setTargets(b *v1alpha1.Benchmark, targets []*captureTarget) {
 
 // setRunning is what run() writes before it creates the Jobs of an iteration.
 func (r *BenchmarkReconciler) setRunning(b *v1alpha1.Benchmark, it int32) time.Time {
-	r.setPhase(b, v1alpha1.BenchmarkRunning, fmt.Sprintf("run %d/%d", it, b.Spec.Iterations))
+	r.setPhase(b, v1alpha1.BenchmarkRunning, runLabel(b, it))
 	b.Status.Iteration = it
 	at := metav1.NewTime(r.now().Add(time.Duration(b.Spec.StartDelaySeconds) * time.Second).Truncate(time.Second))
 	b.Status.StartAt = &at
-	b.Status.Progress = fmt.Sprintf("run %d/%d: %d target(s) running", it, b.Spec.Iterations, len(active(b)))
+	b.Status.Progress = fmt.Sprintf("%s: %d target(s) running", runLabel(b, it), len(active(b)))
 	return at.Time
 }
 
@@ -169,7 +188,9 @@ func (r *BenchmarkReconciler) record(b *v1alpha1.Benchmark, it int32, targets []
 			cm = resources.SeriesConfigMapName(b, it, ts.Name)
 			cms = append(cms, seriesConfigMap(b, it, ts.Name, *run.series))
 		}
-		ts.Iterations = append(ts.Iterations, iterationResult(it, run.sum, cm))
+		res := iterationResult(it, run.sum, cm)
+		res.Threads, _ = b.Spec.RunThreads(it)
+		ts.Iterations = append(ts.Iterations, res)
 		r.noteIgnoredErrors(b, ts, it, run.sum)
 	}
 	return cms

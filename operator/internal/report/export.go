@@ -41,7 +41,10 @@ func Collect(b *v1alpha1.Benchmark, cms []corev1.ConfigMap) (Data, error) {
 	d := Data{Benchmark: b}
 	for _, ts := range b.Status.Targets {
 		for _, it := range ts.Iterations {
-			r := Run{Target: ts.Name, Iteration: it.Iteration, Threads: b.Spec.Threads, Figures: it}
+			r := Run{Target: ts.Name, Iteration: it.Iteration, Threads: it.Threads, Figures: it}
+			if r.Threads == 0 { // recorded before thread sweeps existed
+				r.Threads, _ = b.Spec.RunThreads(it.Iteration)
+			}
 			if it.SeriesConfigMap != "" {
 				cm, ok := byName[it.SeriesConfigMap]
 				if !ok {
@@ -94,6 +97,14 @@ type ExportTarget struct {
 	Mean       map[string]*float64 `json:"mean,omitempty"`
 	VsBaseline map[string]*float64 `json:"vsBaseline,omitempty"`
 	Notes      []string            `json:"notes,omitempty"`
+	Sweep      []ExportSweepPoint  `json:"sweep,omitempty"`
+}
+
+// ExportSweepPoint is one target's mean and ratios at one thread count of a sweep.
+type ExportSweepPoint struct {
+	Threads    int32               `json:"threads"`
+	Mean       map[string]*float64 `json:"mean"`
+	VsBaseline map[string]*float64 `json:"vsBaseline,omitempty"`
 }
 
 // ExportRun is one run with its interval series.
@@ -155,6 +166,19 @@ func figureMap(f *v1alpha1.RunFigures) map[string]*float64 {
 	return out
 }
 
+func ratioMap(r *v1alpha1.Ratios) map[string]*float64 {
+	if r == nil {
+		return nil
+	}
+	out := map[string]*float64{}
+	for _, c := range ratioColumns {
+		if v, ok := num(c.get(r)); ok {
+			out[c.name] = &v
+		}
+	}
+	return out
+}
+
 // ToExport builds the JSON document.
 func ToExport(d Data) Export {
 	b := d.Benchmark
@@ -166,14 +190,9 @@ func ToExport(d Data) Export {
 		t := ExportTarget{Name: ts.Name, Stack: Stack(ts), Engine: ts.Engine, Storage: ts.Storage, State: string(ts.State),
 			Reason: ts.Reason, Message: ts.Message, Rows: ts.Rows, Notes: ts.Notes}
 		if ts.State != v1alpha1.TargetFailed {
-			t.Mean = figureMap(ts.Mean)
-			if ts.VsBaseline != nil {
-				t.VsBaseline = map[string]*float64{}
-				for _, c := range ratioColumns {
-					if v, ok := num(c.get(ts.VsBaseline)); ok {
-						t.VsBaseline[c.name] = &v
-					}
-				}
+			t.Mean, t.VsBaseline = figureMap(ts.Mean), ratioMap(ts.VsBaseline)
+			for _, p := range ts.Sweep {
+				t.Sweep = append(t.Sweep, ExportSweepPoint{Threads: p.Threads, Mean: figureMap(p.Mean), VsBaseline: ratioMap(p.VsBaseline)})
 			}
 		}
 		e.Targets = append(e.Targets, t)
@@ -207,9 +226,8 @@ func SummaryCSV(w io.Writer, d Data) error {
 		return err
 	}
 	pct := strconv.Itoa(int(b.Spec.Percentile))
-	threads := strconv.Itoa(int(b.Spec.Threads))
-	row := func(ts v1alpha1.TargetStatus, iteration string, f *v1alpha1.RunFigures, r *v1alpha1.Ratios) error {
-		rec := []string{b.Name, ts.Name, Stack(ts), string(ts.State), ts.Reason, threads, iteration, pct}
+	row := func(ts v1alpha1.TargetStatus, threads int32, iteration string, f *v1alpha1.RunFigures, r *v1alpha1.Ratios) error {
+		rec := []string{b.Name, ts.Name, Stack(ts), string(ts.State), ts.Reason, strconv.Itoa(int(threads)), iteration, pct}
 		for _, c := range figureColumns {
 			v := ""
 			if f != nil {
@@ -228,15 +246,30 @@ func SummaryCSV(w io.Writer, d Data) error {
 	}
 	for _, ts := range b.Status.Targets {
 		for i := range ts.Iterations {
-			if err := row(ts, strconv.Itoa(int(ts.Iterations[i].Iteration)), &ts.Iterations[i].RunFigures, nil); err != nil {
+			it := &ts.Iterations[i]
+			th := it.Threads
+			if th == 0 {
+				th, _ = b.Spec.RunThreads(it.Iteration)
+			}
+			if err := row(ts, th, strconv.Itoa(int(it.Iteration)), &it.RunFigures, nil); err != nil {
 				return err
 			}
 		}
-		mean, vs := ts.Mean, ts.VsBaseline
 		if ts.State == v1alpha1.TargetFailed {
-			mean, vs = nil, nil
+			if err := row(ts, b.Spec.Threads, "mean", nil, nil); err != nil {
+				return err
+			}
+			continue
 		}
-		if err := row(ts, "mean", mean, vs); err != nil {
+		if len(ts.Sweep) > 0 { // a mean per thread count (the target's mean is the last one's)
+			for _, p := range ts.Sweep {
+				if err := row(ts, p.Threads, "mean", p.Mean, p.VsBaseline); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if err := row(ts, b.Spec.Threads, "mean", ts.Mean, ts.VsBaseline); err != nil {
 			return err
 		}
 	}

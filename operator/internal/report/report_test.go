@@ -102,7 +102,7 @@ func TestTableShowsStatusFigures(t *testing.T) {
 	if base := rowOf(t, text, "innodb"); base[len(base)-1] != "1.00x" || base[len(base)-2] != "1.00x" {
 		t.Errorf("baseline against itself: %q", base)
 	}
-	if !strings.Contains(text, fmt.Sprintf("means over %d iteration(s)", b.Spec.Iterations)) {
+	if !strings.Contains(text, fmt.Sprintf("means over %d run(s) of %d", b.Spec.Iterations, b.Spec.Iterations)) {
 		t.Errorf("footer:\n%s", text)
 	}
 }
@@ -407,5 +407,75 @@ func TestTableLatencyDistribution(t *testing.T) {
 				t.Errorf("%s: p50 %v above p99.9 %v", ts.Name, p50, p999)
 			}
 		}
+	}
+}
+
+// TestSweep: a recorded thread sweep (1, 4 and 8 threads, same data): the table has a row per target and
+// count, the exports carry the count of every run and a mean per count, the result names the last count.
+func TestSweep(t *testing.T) {
+	d := loadData(t, "sweep")
+	b := d.Benchmark
+	if len(b.Spec.ThreadSweep) != 3 || b.Spec.Runs() != 3 {
+		t.Fatalf("capture: sweep %v", b.Spec.ThreadSweep)
+	}
+	var out bytes.Buffer
+	if err := Table(&out, b); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	t.Logf("\n%s", text)
+	if !strings.Contains(text, "1,4,8 threads, 3 x 6 s") {
+		t.Errorf("headline:\n%s", text)
+	}
+	_, sweep, ok := strings.Cut(text, "thread sweep (TPS and latency above are at 8 threads)")
+	if !ok {
+		t.Fatalf("no sweep table:\n%s", text)
+	}
+	for _, ts := range b.Status.Targets {
+		if len(ts.Sweep) != 3 {
+			t.Fatalf("%s: %d sweep points", ts.Name, len(ts.Sweep))
+		}
+		for _, p := range ts.Sweep {
+			want := fmt.Sprintf("%s %d %s %s %s", ts.Name, p.Threads, p.Mean.TPS, p.Mean.LatencyAvgMs, p.Mean.LatencyPctMs)
+			if !strings.Contains(strings.Join(strings.Fields(sweep), " "), want) {
+				t.Errorf("sweep table lacks %q", want)
+			}
+		}
+	}
+	if got := ResultLine(b); !strings.HasPrefix(got, "at 8 threads: myrocks ") {
+		t.Errorf("result %q", got)
+	}
+	var csvOut bytes.Buffer
+	if err := SummaryCSV(&csvOut, d); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(&csvOut).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	means := map[string]string{}
+	for _, r := range recs[1:] {
+		if r[6] == "mean" {
+			means[r[1]+"@"+r[5]] = r[8]
+		}
+	}
+	for _, ts := range b.Status.Targets {
+		for _, p := range ts.Sweep {
+			if got := means[fmt.Sprintf("%s@%d", ts.Name, p.Threads)]; got != p.Mean.TPS {
+				t.Errorf("%s at %d threads: csv mean tps %q, status %q", ts.Name, p.Threads, got, p.Mean.TPS)
+			}
+		}
+	}
+	for _, r := range d.Runs {
+		if want, _ := b.Spec.RunThreads(r.Iteration); r.Threads != want || r.Series == nil {
+			t.Errorf("run %s/%d: threads %d (want %d), series %v", r.Target, r.Iteration, r.Threads, want, r.Series != nil)
+		}
+	}
+	// The remaining time counts every run of the sweep.
+	running := b.DeepCopy()
+	running.Status.Phase, running.Status.Iteration, running.Status.StartAt, running.Status.CompletedAt = v1alpha1.BenchmarkRunning, 1, running.Status.StartedAt, nil
+	left, _ := Remaining(running, running.Status.StartAt.Time)
+	if want := time.Duration(6+2*(6+b.Spec.StartDelaySeconds)) * time.Second; left != want {
+		t.Errorf("remaining at the start of run 1 of 3: %s, want %s", left, want)
 	}
 }

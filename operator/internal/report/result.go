@@ -58,7 +58,11 @@ func ResultLine(b *v1alpha1.Benchmark) string {
 			}
 		}
 	}
-	return strings.Join(parts, "; ") + " vs " + b.Status.Baseline
+	line := strings.Join(parts, "; ") + " vs " + b.Status.Baseline
+	if n := len(b.Spec.ThreadSweep); n > 0 {
+		line = fmt.Sprintf("at %d threads: %s", b.Spec.ThreadSweep[n-1], line)
+	}
+	return line
 }
 
 // Elapsed is how long the Benchmark has run: from its start to its end, or to now while it runs.
@@ -101,9 +105,9 @@ func Remaining(b *v1alpha1.Benchmark, now time.Time) (time.Duration, bool) {
 	return left, true
 }
 
-// RunsTotal is how many runs the Benchmark makes.
+// RunsTotal is how many runs the Benchmark makes (iterations, times the thread counts of a sweep).
 func RunsTotal(b *v1alpha1.Benchmark) int32 {
-	return b.Spec.Iterations
+	return b.Spec.Runs()
 }
 
 // RunIndex is the 1-based number of the current run among RunsTotal.

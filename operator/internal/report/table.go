@@ -64,7 +64,7 @@ func times(s string) string {
 func Headline(b *v1alpha1.Benchmark) string {
 	s := b.Spec
 	line := fmt.Sprintf("benchmark %s/%s: %s, %d tables x %d rows, %s threads, %d x %d s; %s", b.Namespace, b.Name, s.Workload,
-		s.Tables, s.TableSize, threadsLabel(b), s.Iterations, s.DurationSeconds, dash(string(b.Status.Phase)))
+		s.Tables, s.TableSize, threadsLabel(b), s.Runs(), s.DurationSeconds, dash(string(b.Status.Phase)))
 	if b.Status.Progress != "" && b.Status.Phase != v1alpha1.BenchmarkCompleted {
 		line += " (" + b.Status.Progress + ")"
 	}
@@ -72,6 +72,9 @@ func Headline(b *v1alpha1.Benchmark) string {
 }
 
 func threadsLabel(b *v1alpha1.Benchmark) string {
+	if len(b.Spec.ThreadSweep) > 0 {
+		return strings.Trim(strings.Join(strings.Fields(fmt.Sprint(b.Spec.ThreadSweep)), ","), "[]")
+	}
 	return fmt.Sprint(b.Spec.Threads)
 }
 
@@ -116,12 +119,15 @@ func Table(w io.Writer, b *v1alpha1.Benchmark) error {
 	if err := distribution(w, b); err != nil {
 		return err
 	}
+	if err := sweepTable(w, b); err != nil {
+		return err
+	}
 	for _, l := range tail {
 		fmt.Fprintln(w, l)
 	}
 	if len(b.Status.Targets) > 0 {
-		fmt.Fprintf(w, "means over %d iteration(s); ratios are target / %s (TPS above 1 and %s below 1 are better)\n",
-			b.Status.Iteration, dash(b.Status.Baseline), pct)
+		fmt.Fprintf(w, "means over %d run(s) of %d; ratios are target / %s (TPS above 1 and %s below 1 are better)\n",
+			b.Status.Iteration, RunsTotal(b), dash(b.Status.Baseline), pct)
 	}
 	return nil
 }
@@ -145,6 +151,35 @@ func distribution(w io.Writer, b *v1alpha1.Benchmark) error {
 	fmt.Fprintln(tw, "TARGET\tP50\tP95\tP99\tP99.9\tMAX")
 	for _, r := range rows {
 		fmt.Fprint(tw, r)
+	}
+	return tw.Flush()
+}
+
+// sweepTable writes, for a thread sweep, each target's figures at each thread count: the curve of latency
+// against throughput as the load rises.
+func sweepTable(w io.Writer, b *v1alpha1.Benchmark) error {
+	if len(b.Spec.ThreadSweep) == 0 {
+		return nil
+	}
+	pct := strings.ToUpper(pctLabel(b))
+	fmt.Fprintf(w, "thread sweep (TPS and latency above are at %d threads):\n", b.Spec.ThreadSweep[len(b.Spec.ThreadSweep)-1])
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "TARGET\tTHREADS\tTPS\tAVG MS\t%s MS\tP99 MS\tTPS VS\t%s VS\n", pct, pct)
+	for _, ts := range b.Status.Targets {
+		if ts.State == v1alpha1.TargetFailed {
+			continue
+		}
+		for _, p := range ts.Sweep {
+			if p.Mean == nil {
+				continue
+			}
+			tpsVs, pctVs := "-", "-"
+			if p.VsBaseline != nil {
+				tpsVs, pctVs = times(p.VsBaseline.TPS), times(p.VsBaseline.LatencyPct)
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", ts.Name, p.Threads, dash(p.Mean.TPS), dash(p.Mean.LatencyAvgMs),
+				dash(p.Mean.LatencyPctMs), dash(p.Mean.LatencyP99Ms), tpsVs, pctVs)
+		}
 	}
 	return tw.Flush()
 }
