@@ -334,6 +334,9 @@ type TargetStatus struct {
 	// Rows found by the verification after prepare.
 	// +optional
 	Rows int64 `json:"rows,omitempty"`
+	// Size is the database's data on disk after the prepare and after the runs.
+	// +optional
+	Size *DataSize `json:"size,omitempty"`
 	// Live is the last report interval of the target's run in progress, read from its runner's log.
 	// +optional
 	Live *LiveFigures `json:"live,omitempty"`
@@ -371,6 +374,22 @@ type LiveFigures struct {
 	ReadAt metav1.Time `json:"readAt,omitempty"`
 }
 
+// DataSize is a database's data on disk as the runner read it from the server: for MyRocks the SST files of
+// its RocksDB instance (data, index and filter blocks, compressed; what still sits in memtables is not on
+// disk yet), for InnoDB the tablespace files of the sysbench tables.
+type DataSize struct {
+	// Source says what was measured: rocksdb-sst or innodb-tablespace.
+	// +optional
+	Source string `json:"source,omitempty"`
+	// AfterPrepareBytes is the size once the tables were loaded (read with the row check, in the workload
+	// profile).
+	// +optional
+	AfterPrepareBytes int64 `json:"afterPrepareBytes,omitempty"`
+	// AfterRunBytes is the size after the last run.
+	// +optional
+	AfterRunBytes int64 `json:"afterRunBytes,omitempty"`
+}
+
 // SweepPoint is one target's result at one thread count of a sweep.
 type SweepPoint struct {
 	// Threads is the thread count.
@@ -394,6 +413,9 @@ type IterationResult struct {
 	// Transactions in the run.
 	// +optional
 	Transactions int64 `json:"transactions,omitempty"`
+	// DataBytes is the database's data on disk right after the run (see DataSize).
+	// +optional
+	DataBytes int64 `json:"dataBytes,omitempty"`
 	// SeriesConfigMap holds the per-interval series of this run (kubectl get configmap NAME -o yaml).
 	// +optional
 	SeriesConfigMap string `json:"seriesConfigMap,omitempty"`

@@ -54,7 +54,9 @@ func (r *runner) main(ctx context.Context) int {
 	var err error
 	switch {
 	case c.phase == benchresult.PhaseVerify:
-		err = r.verify(ctx)
+		if err = r.verify(ctx); err == nil {
+			r.measureSize(ctx)
+		}
 	case c.phase == benchresult.PhasePrepare && (c.createDatabase || c.dropExisting):
 		if c.dropExisting {
 			err = r.dropSysbenchTables(ctx)
@@ -66,7 +68,9 @@ func (r *runner) main(ctx context.Context) int {
 			err = r.sysbench(ctx)
 		}
 	default:
-		err = r.sysbench(ctx)
+		if err = r.sysbench(ctx); err == nil && c.phase == benchresult.PhaseRun {
+			r.measureSize(ctx)
+		}
 	}
 	if err != nil {
 		r.sum.OK = false

@@ -96,6 +96,11 @@ type Summary struct {
 	DeviceWrittenBytes  int64   `json:"deviceWrittenBytes,omitempty"`
 	BytesPerTransaction float64 `json:"bytesPerTransaction,omitempty"`
 
+	// DataBytes is the size of the database on disk after the verify (the prepared data) or after the run:
+	// SST bytes for MyRocks, tablespace bytes for InnoDB, as DataBytesSource says; absent when unreadable.
+	DataBytes       int64  `json:"dataBytes,omitempty"`
+	DataBytesSource string `json:"dataBytesSource,omitempty"`
+
 	// Verify: rows counted over sbtest1..N against tables x table size.
 	RowsExpected int64 `json:"rowsExpected,omitempty"`
 	RowsFound    int64 `json:"rowsFound,omitempty"`

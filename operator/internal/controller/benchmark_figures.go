@@ -40,6 +40,7 @@ func iterationResult(iteration int32, s benchresult.Summary, seriesConfigMap str
 		Iteration:       iteration,
 		Transactions:    s.Transactions,
 		SeriesConfigMap: seriesConfigMap,
+		DataBytes:       s.DataBytes,
 		StartTime:       s.StartTime,
 		EndTime:         s.EndTime,
 		RunFigures: v1alpha1.RunFigures{

@@ -171,6 +171,7 @@ func (r *BenchmarkReconciler) prepareTarget(ctx context.Context, b *v1alpha1.Ben
 			return err
 		}
 		ts.Rows = sum.RowsFound
+		recordPrepareSize(ts, sum)
 		// Admission bounds tables x tableSize to 10^10: the product cannot overflow.
 		want := int64(b.Spec.Tables) * b.Spec.TableSize
 		if !sum.OK || sum.RowsFound != want {

@@ -63,6 +63,7 @@ func (r *BenchmarkReconciler) run(ctx context.Context, b *v1alpha1.Benchmark) (c
 		res := iterationResult(it, sum, cm)
 		res.Threads, _ = b.Spec.RunThreads(it)
 		ts.Iterations = append(ts.Iterations, res)
+		recordSize(ts, sum)
 		r.noteIgnoredErrors(b, ts, it, sum)
 	}
 	if running > 0 {
@@ -114,6 +115,24 @@ func hasIteration(ts *v1alpha1.TargetStatus, it int32) bool {
 		}
 	}
 	return false
+}
+
+// recordPrepareSize keeps the database size the runner read with the row check, after the prepare.
+func recordPrepareSize(ts *v1alpha1.TargetStatus, sum benchresult.Summary) {
+	if sum.DataBytes > 0 {
+		ts.Size = &v1alpha1.DataSize{Source: sum.DataBytesSource, AfterPrepareBytes: sum.DataBytes}
+	}
+}
+
+// recordSize keeps the database size the runner read after a run: the latest is the size after the runs.
+func recordSize(ts *v1alpha1.TargetStatus, sum benchresult.Summary) {
+	if sum.DataBytes <= 0 {
+		return
+	}
+	if ts.Size == nil {
+		ts.Size = &v1alpha1.DataSize{Source: sum.DataBytesSource}
+	}
+	ts.Size.AfterRunBytes = sum.DataBytes
 }
 
 // runLabel names a run in progress messages: "run 2/3", or in a sweep "run 2/6 (4 threads)".

@@ -24,10 +24,14 @@ func TestBenchmarkThreadSweep(t *testing.T) {
 	b.Spec.Baseline = "inno"
 	b.Spec.ThreadSweep = []int32{1, 4, 16}
 	create(t, b)
+	// The runner reads the database's size with the row check and after every run.
+	size := map[string]int64{"tenant1": 3 << 20, "inno": 8 << 20}
+	source := map[string]string{"tenant1": "rocksdb-sst", "inno": "innodb-tablespace"}
 	for _, target := range []string{"tenant1", "inno"} {
 		finishBenchJob(t, ns, "sweep-prepare-"+target, okSummary("prepare", target), "", false)
 		sum := okSummary("verify", target)
 		sum.RowsExpected, sum.RowsFound = 2000, 2000
+		sum.DataBytes, sum.DataBytesSource = size[target], source[target]
 		finishBenchJob(t, ns, "sweep-verify-"+target, sum, "", false)
 	}
 	// tenant1 gains on inno as the load rises: TPS ratio 1.0, 1.5, 2.0 at 1, 4, 16 threads.
@@ -48,6 +52,7 @@ func TestBenchmarkThreadSweep(t *testing.T) {
 		for _, target := range []string{"tenant1", "inno"} {
 			sum := runSummary(target, it, tps[target][run], lat[target][run], false)
 			sum.Threads = int(threads)
+			sum.DataBytes, sum.DataBytesSource = size[target]+int64(it)<<10, source[target]
 			finishBenchJob(t, ns, fmt.Sprintf("sweep-run%d-%s", it, target), sum, seriesLog(t, target, it, tps[target][run]), false)
 		}
 	}
@@ -74,6 +79,12 @@ func TestBenchmarkThreadSweep(t *testing.T) {
 		if z.Iterations[i].Threads != want.threads || p.Threads != want.threads || p.Mean == nil || p.Mean.TPS != want.tps ||
 			p.VsBaseline == nil || p.VsBaseline.TPS != want.tpsVs || p.VsBaseline.LatencyPct != want.vs {
 			t.Errorf("point %d: run threads %d, %+v (mean %+v, vs %+v); want %+v", i, z.Iterations[i].Threads, p, p.Mean, p.VsBaseline, want)
+		}
+	}
+	for target, ts := range map[string]v1alpha1.TargetStatus{"tenant1": z, "inno": targetStatus(cur, "inno")} {
+		want := v1alpha1.DataSize{Source: source[target], AfterPrepareBytes: size[target], AfterRunBytes: size[target] + 3<<10}
+		if ts.Size == nil || *ts.Size != want || ts.Iterations[1].DataBytes != size[target]+2<<10 {
+			t.Errorf("%s: size %+v, want %+v; run 2 %d bytes", target, ts.Size, want, ts.Iterations[1].DataBytes)
 		}
 	}
 	// mean and ratios are those of the last count; so is the one-line result.

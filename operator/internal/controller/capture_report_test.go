@@ -45,6 +45,7 @@ type captureTarget struct {
 	storage string
 	server  *mysqltest.Server // nil: nothing listens on port (a target that fails)
 	port    int
+	verify  benchresult.Summary
 }
 
 type captureRun struct {
@@ -154,7 +155,8 @@ func setTargets(b *v1alpha1.Benchmark, targets []*captureTarget) {
 		ts.Engine, ts.Storage, ts.ProfileSwitched, ts.Preconditioned = string(tg.engine), tg.storage, true, true
 		ts.State = v1alpha1.TargetVerified
 		if tg.server != nil {
-			ts.Rows = int64(b.Spec.Tables) * b.Spec.TableSize
+			ts.Rows = tg.verify.RowsFound
+			recordPrepareSize(ts, tg.verify)
 		}
 	}
 	b.Status.ObservedGeneration = b.Generation
@@ -191,6 +193,7 @@ func (r *BenchmarkReconciler) record(b *v1alpha1.Benchmark, it int32, targets []
 		res := iterationResult(it, run.sum, cm)
 		res.Threads, _ = b.Spec.RunThreads(it)
 		ts.Iterations = append(ts.Iterations, res)
+		recordSize(ts, run.sum)
 		r.noteIgnoredErrors(b, ts, it, run.sum)
 	}
 	return cms
@@ -268,7 +271,8 @@ func startAndPrepare(t *testing.T, bin, sb string, tg *captureTarget, spec v1alp
 	tg.server = mysqltest.Start(t, gen(mycnf.ProfileBulkLoad))
 	tg.port = tg.server.Port
 	admin := tg.server.Open("")
-	for _, q := range []string{"CREATE USER bench@'%' IDENTIFIED BY '" + capturePassword + "'", "GRANT ALL ON sbtest.* TO bench@'%'"} {
+	for _, q := range []string{"CREATE USER bench@'%' IDENTIFIED BY '" + capturePassword + "'", "GRANT ALL ON sbtest.* TO bench@'%'",
+		"GRANT PROCESS ON *.* TO bench@'%'"} {
 		if _, err := admin.Exec(q); err != nil {
 			t.Errorf("%s: %v", q, err)
 		}
@@ -279,9 +283,11 @@ func startAndPrepare(t *testing.T, bin, sb string, tg *captureTarget, spec v1alp
 		return
 	}
 	tg.server.Restart(gen(mycnf.ProfileWorkload))
-	if run := runner(t, bin, sb, tg, spec, "verify", 1); !run.sum.OK {
+	run := runner(t, bin, sb, tg, spec, "verify", 1)
+	if !run.sum.OK {
 		t.Errorf("%s verify: %s", tg.name, run.sum.Error)
 	}
+	tg.verify = run.sum
 }
 
 func runAll(t *testing.T, bin, sb string, targets []*captureTarget, spec v1alpha1.BenchmarkSpec, it int32, startAt time.Time, threads int32) map[string]captureRun {

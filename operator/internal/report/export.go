@@ -98,6 +98,7 @@ type ExportTarget struct {
 	VsBaseline map[string]*float64 `json:"vsBaseline,omitempty"`
 	Notes      []string            `json:"notes,omitempty"`
 	Sweep      []ExportSweepPoint  `json:"sweep,omitempty"`
+	Size       *v1alpha1.DataSize  `json:"size,omitempty"`
 }
 
 // ExportSweepPoint is one target's mean and ratios at one thread count of a sweep.
@@ -115,6 +116,7 @@ type ExportRun struct {
 	StartTime    string              `json:"startTime,omitempty"`
 	EndTime      string              `json:"endTime,omitempty"`
 	Transactions int64               `json:"transactions,omitempty"`
+	DataBytes    int64               `json:"dataBytes,omitempty"`
 	Figures      map[string]*float64 `json:"figures"`
 	Series       *benchresult.Series `json:"series"`
 }
@@ -188,7 +190,7 @@ func ToExport(d Data) Export {
 		Targets: []ExportTarget{}, Runs: []ExportRun{}}
 	for _, ts := range b.Status.Targets {
 		t := ExportTarget{Name: ts.Name, Stack: Stack(ts), Engine: ts.Engine, Storage: ts.Storage, State: string(ts.State),
-			Reason: ts.Reason, Message: ts.Message, Rows: ts.Rows, Notes: ts.Notes}
+			Reason: ts.Reason, Message: ts.Message, Rows: ts.Rows, Notes: ts.Notes, Size: ts.Size}
 		if ts.State != v1alpha1.TargetFailed {
 			t.Mean, t.VsBaseline = figureMap(ts.Mean), ratioMap(ts.VsBaseline)
 			for _, p := range ts.Sweep {
@@ -199,7 +201,7 @@ func ToExport(d Data) Export {
 	}
 	for _, r := range d.Runs {
 		e.Runs = append(e.Runs, ExportRun{Target: r.Target, Iteration: r.Iteration, Threads: r.Threads, StartTime: r.Figures.StartTime,
-			EndTime: r.Figures.EndTime, Transactions: r.Figures.Transactions, Figures: figureMap(&r.Figures.RunFigures), Series: r.Series})
+			EndTime: r.Figures.EndTime, Transactions: r.Figures.Transactions, DataBytes: r.Figures.DataBytes, Figures: figureMap(&r.Figures.RunFigures), Series: r.Series})
 	}
 	return e
 }
@@ -222,11 +224,19 @@ func SummaryCSV(w io.Writer, d Data) error {
 	for _, c := range ratioColumns {
 		head = append(head, c.name+"_vs_baseline")
 	}
+	// data_bytes: after that run; on mean rows, the size after the prepare and after the runs.
+	head = append(head, "data_bytes", "data_after_prepare_bytes", "data_after_runs_bytes", "data_source")
 	if err := cw.Write(head); err != nil {
 		return err
 	}
 	pct := strconv.Itoa(int(b.Spec.Percentile))
-	row := func(ts v1alpha1.TargetStatus, threads int32, iteration string, f *v1alpha1.RunFigures, r *v1alpha1.Ratios) error {
+	size := func(n int64) string {
+		if n <= 0 {
+			return ""
+		}
+		return strconv.FormatInt(n, 10)
+	}
+	row := func(ts v1alpha1.TargetStatus, threads int32, iteration string, f *v1alpha1.RunFigures, r *v1alpha1.Ratios, runBytes int64) error {
 		rec := []string{b.Name, ts.Name, Stack(ts), string(ts.State), ts.Reason, strconv.Itoa(int(threads)), iteration, pct}
 		for _, c := range figureColumns {
 			v := ""
@@ -242,6 +252,12 @@ func SummaryCSV(w io.Writer, d Data) error {
 			}
 			rec = append(rec, v)
 		}
+		rec = append(rec, size(runBytes))
+		if iteration == "mean" && ts.Size != nil {
+			rec = append(rec, size(ts.Size.AfterPrepareBytes), size(ts.Size.AfterRunBytes), ts.Size.Source)
+		} else {
+			rec = append(rec, "", "", "")
+		}
 		return cw.Write(rec)
 	}
 	for _, ts := range b.Status.Targets {
@@ -251,25 +267,25 @@ func SummaryCSV(w io.Writer, d Data) error {
 			if th == 0 {
 				th, _ = b.Spec.RunThreads(it.Iteration)
 			}
-			if err := row(ts, th, strconv.Itoa(int(it.Iteration)), &it.RunFigures, nil); err != nil {
+			if err := row(ts, th, strconv.Itoa(int(it.Iteration)), &it.RunFigures, nil, it.DataBytes); err != nil {
 				return err
 			}
 		}
 		if ts.State == v1alpha1.TargetFailed {
-			if err := row(ts, b.Spec.Threads, "mean", nil, nil); err != nil {
+			if err := row(ts, b.Spec.Threads, "mean", nil, nil, 0); err != nil {
 				return err
 			}
 			continue
 		}
 		if len(ts.Sweep) > 0 { // a mean per thread count (the target's mean is the last one's)
 			for _, p := range ts.Sweep {
-				if err := row(ts, p.Threads, "mean", p.Mean, p.VsBaseline); err != nil {
+				if err := row(ts, p.Threads, "mean", p.Mean, p.VsBaseline, 0); err != nil {
 					return err
 				}
 			}
 			continue
 		}
-		if err := row(ts, b.Spec.Threads, "mean", ts.Mean, ts.VsBaseline); err != nil {
+		if err := row(ts, b.Spec.Threads, "mean", ts.Mean, ts.VsBaseline, 0); err != nil {
 			return err
 		}
 	}

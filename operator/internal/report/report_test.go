@@ -479,3 +479,52 @@ func TestSweep(t *testing.T) {
 		t.Errorf("remaining at the start of run 1 of 3: %s, want %s", left, want)
 	}
 }
+
+// TestTableDataSize: each target's data on disk after the prepare and after the runs, as the runner read it
+// (recorded: MyRocks SST bytes, InnoDB tablespace bytes), with its size against the baseline's.
+func TestTableDataSize(t *testing.T) {
+	d := loadData(t, "pair")
+	b := d.Benchmark
+	var out bytes.Buffer
+	if err := Table(&out, b); err != nil {
+		t.Fatal(err)
+	}
+	_, sizes, ok := strings.Cut(out.String(), "data on disk (MiB")
+	if !ok {
+		t.Fatalf("no size table:\n%s", out.String())
+	}
+	base := target(t, b, b.Status.Baseline).Size
+	for _, ts := range b.Status.Targets {
+		s := ts.Size
+		if s == nil || s.AfterPrepareBytes <= 0 || s.AfterRunBytes <= 0 {
+			t.Fatalf("%s: the capture has no sizes: %+v", ts.Name, s)
+		}
+		want := map[string]string{"rocksdb": "rocksdb-sst", "innodb": "innodb-tablespace"}[ts.Engine]
+		if s.Source != want {
+			t.Errorf("%s: source %q for engine %s", ts.Name, s.Source, ts.Engine)
+		}
+		row := rowOf(t, sizes, ts.Name)
+		vs := fmt.Sprintf("%.2fx", float64(s.AfterPrepareBytes)/float64(base.AfterPrepareBytes))
+		if strings.Join(row[1:5], " ") != strings.Join([]string{s.Source, MiB(s.AfterPrepareBytes), MiB(s.AfterRunBytes), vs}, " ") {
+			t.Errorf("%s: row %q, status %+v", ts.Name, row, s)
+		}
+		// The runs' own sizes are in the export, the last one being the size after the runs.
+		last := ts.Iterations[len(ts.Iterations)-1]
+		if last.DataBytes != s.AfterRunBytes {
+			t.Errorf("%s: last run %d bytes, after the runs %d", ts.Name, last.DataBytes, s.AfterRunBytes)
+		}
+	}
+	var js bytes.Buffer
+	if err := JSON(&js, d); err != nil {
+		t.Fatal(err)
+	}
+	var e Export
+	if err := json.Unmarshal(js.Bytes(), &e); err != nil {
+		t.Fatal(err)
+	}
+	for _, et := range e.Targets {
+		if ts := target(t, b, et.Name); et.Size == nil || *et.Size != *ts.Size {
+			t.Errorf("%s: exported size %+v, status %+v", et.Name, et.Size, ts.Size)
+		}
+	}
+}

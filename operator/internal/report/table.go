@@ -122,6 +122,9 @@ func Table(w io.Writer, b *v1alpha1.Benchmark) error {
 	if err := sweepTable(w, b); err != nil {
 		return err
 	}
+	if err := sizeTable(w, b); err != nil {
+		return err
+	}
 	for _, l := range tail {
 		fmt.Fprintln(w, l)
 	}
@@ -180,6 +183,52 @@ func sweepTable(w io.Writer, b *v1alpha1.Benchmark) error {
 			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", ts.Name, p.Threads, dash(p.Mean.TPS), dash(p.Mean.LatencyAvgMs),
 				dash(p.Mean.LatencyPctMs), dash(p.Mean.LatencyP99Ms), tpsVs, pctVs)
 		}
+	}
+	return tw.Flush()
+}
+
+// MiB formats bytes in MiB with two decimals.
+func MiB(n int64) string {
+	if n <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", float64(n)/(1<<20))
+}
+
+// sizeTable writes each target's data on disk after the prepare and after the runs, and its size against the
+// baseline's (below 1 takes less space).
+func sizeTable(w io.Writer, b *v1alpha1.Benchmark) error {
+	var base *v1alpha1.DataSize
+	found := false
+	for _, ts := range b.Status.Targets {
+		if ts.Size != nil {
+			found = true
+			if ts.Name == b.Status.Baseline {
+				base = ts.Size
+			}
+		}
+	}
+	if !found {
+		return nil
+	}
+	vs := func(a, b int64) string {
+		if a <= 0 || b <= 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.2fx", float64(a)/float64(b))
+	}
+	fmt.Fprintln(w, "data on disk (MiB; MyRocks: SST files, InnoDB: the tables' tablespaces):")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "TARGET\tSOURCE\tAFTER PREPARE\tAFTER RUNS\tPREPARE VS\tRUNS VS")
+	for _, ts := range b.Status.Targets {
+		if ts.Size == nil {
+			continue
+		}
+		pv, rv := "-", "-"
+		if base != nil {
+			pv, rv = vs(ts.Size.AfterPrepareBytes, base.AfterPrepareBytes), vs(ts.Size.AfterRunBytes, base.AfterRunBytes)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", ts.Name, dash(ts.Size.Source), MiB(ts.Size.AfterPrepareBytes), MiB(ts.Size.AfterRunBytes), pv, rv)
 	}
 	return tw.Flush()
 }
