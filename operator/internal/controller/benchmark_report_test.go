@@ -23,7 +23,7 @@ import (
 
 // runningPod plays the kubelet for a run Job whose runner is still running: a Running pod whose log so far is
 // text (recorded sysbench output).
-func runningPod(t *testing.T, ns, job, text string) {
+func runningPod(t *testing.T, ns, job, text string) *corev1.Pod {
 	t.Helper()
 	j := &batchv1.Job{}
 	waitObject(t, client.ObjectKey{Namespace: ns, Name: job}, j)
@@ -37,6 +37,7 @@ func runningPod(t *testing.T, ns, job, text string) {
 		t.Fatal(err)
 	}
 	podLogs.set(ns, pod.Name, text)
+	return pod
 }
 
 // TestBenchmarkLiveResultAndElapsed: while a run is under way, status carries the last report interval of each
@@ -45,7 +46,7 @@ func runningPod(t *testing.T, ns, job, text string) {
 func TestBenchmarkLiveResultAndElapsed(t *testing.T) {
 	requireEnv(t)
 	ns := newNamespace(t)
-	availableDBs(t, ns, "bench-node-live")
+	availableDBs(t, ns, "node-"+ns) // a node per run: -count=N reuses no device
 	b := benchmark(ns, "live", "tenant1", "inno")
 	b.Spec.Prepare = ptr.To(false)
 	b.Spec.Baseline = "inno"
@@ -76,7 +77,7 @@ func TestBenchmarkLiveResultAndElapsed(t *testing.T) {
 	if !ok || iv.Time != 3 {
 		t.Fatalf("the cut log's last interval: %+v %v", iv, ok)
 	}
-	runningPod(t, ns, "live-run1-tenant1", strings.Join(partial, "\n"))
+	pod := runningPod(t, ns, "live-run1-tenant1", strings.Join(partial, "\n"))
 
 	var cur *v1alpha1.Benchmark
 	eventually(t, "live figures of tenant1", func() error {
@@ -102,6 +103,17 @@ func TestBenchmarkLiveResultAndElapsed(t *testing.T) {
 		t.Errorf("elapsed %q, result %q while running", cur.Status.Elapsed, cur.Status.Result)
 	}
 
+	// The running pod makes way for the one finishBenchJob records as terminated (a Job of backoffLimit 0 has
+	// one pod: in a cluster it is the same pod that terminates).
+	if err := k8s.Delete(ctx, pod, client.GracePeriodSeconds(0)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "running pod gone", func() error {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(pod), &corev1.Pod{}); err == nil {
+			return fmt.Errorf("still there")
+		}
+		return nil
+	})
 	for it := 1; it <= 2; it++ {
 		finishBenchJob(t, ns, fmt.Sprintf("live-run%d-tenant1", it), runSummary("tenant1", it, 150, 10, false), seriesLog(t, "tenant1", it, 150), false)
 		finishBenchJob(t, ns, fmt.Sprintf("live-run%d-inno", it), runSummary("inno", it, 100, 20, false), seriesLog(t, "inno", it, 100), false)

@@ -19,7 +19,7 @@ import (
 func TestBenchmarkThreadSweep(t *testing.T) {
 	requireEnv(t)
 	ns := newNamespace(t)
-	availableDBs(t, ns, "bench-node-sweep")
+	availableDBs(t, ns, "node-"+ns) // a node per run: -count=N reuses no device
 	b := benchmark(ns, "sweep", "tenant1", "inno")
 	b.Spec.Baseline = "inno"
 	b.Spec.ThreadSweep = []int32{1, 4, 16}
