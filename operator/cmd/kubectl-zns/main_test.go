@@ -52,6 +52,10 @@ func readYAML(t *testing.T, name string, into any) {
 	}
 }
 
+func testStreams(out, errOut *bytes.Buffer) genericiooptions.IOStreams {
+	return genericiooptions.IOStreams{Out: out, ErrOut: errOut}
+}
+
 func run(t *testing.T, c client.Reader, ns string, args ...string) (string, string, error) {
 	t.Helper()
 	var out, errb bytes.Buffer
