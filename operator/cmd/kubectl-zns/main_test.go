@@ -152,7 +152,7 @@ func TestPlotCommandWritesTheFormatOfTheExtension(t *testing.T) {
 		if strings.HasSuffix(name, ".svg") && !bytes.Contains(raw, []byte("<svg")) {
 			t.Errorf("%s is not an SVG", name)
 		}
-		if !strings.Contains(stderr, "tps, latency, bars") {
+		if !strings.Contains(stderr, "tps, latency, bars, distribution") {
 			t.Errorf("stderr %q", stderr)
 		}
 	}

@@ -29,11 +29,12 @@ const (
 	TPSOverTime     Kind = "tps"
 	LatencyOverTime Kind = "latency"
 	Bars            Kind = "bars"
+	Distribution    Kind = "distribution"
 	Sweep           Kind = "sweep"
 )
 
 // Kinds are the charts in the order of the combined figure.
-var Kinds = []Kind{TPSOverTime, LatencyOverTime, Bars, Sweep}
+var Kinds = []Kind{TPSOverTime, LatencyOverTime, Bars, Distribution, Sweep}
 
 // palette tells the targets apart (colour-blind-safe Okabe-Ito colours).
 var palette = []color.RGBA{
@@ -60,6 +61,13 @@ func Available(d report.Data, k Kind) error {
 			}
 		}
 		return fmt.Errorf("%s: no target has results", k)
+	case Distribution:
+		for _, ts := range d.Benchmark.Status.Targets {
+			if ts.State != v1alpha1.TargetFailed && ts.Mean != nil && ts.Mean.LatencyP50Ms != "" {
+				return nil
+			}
+		}
+		return fmt.Errorf("%s: no target has a latency distribution (the runs had no sysbench --histogram)", k)
 	case Sweep:
 		if len(d.Benchmark.Spec.ThreadSweep) == 0 {
 			return fmt.Errorf("%s: the Benchmark is not a thread sweep", k)
@@ -87,6 +95,8 @@ func Plot(d report.Data, k Kind) (*plot.Plot, error) {
 		return overTime(d, pct+" latency over time", pct+" latency (ms)", func(r report.Run, i int) float64 { return r.Series.LatencyMS[i] })
 	case Bars:
 		return bars(d)
+	case Distribution:
+		return distribution(d)
 	case Sweep:
 		return sweep(d)
 	}
@@ -218,6 +228,44 @@ func sweep(d report.Data) (*plot.Plot, error) {
 		p.Add(l, sc, lb)
 		p.Legend.Add(ts.Name, l, sc)
 	}
+	return p, nil
+}
+
+// distribution draws each target's p50, p95, p99 and p99.9 latency (means over its runs, from sysbench's
+// histogram) as groups of bars, one colour per target.
+func distribution(d report.Data) (*plot.Plot, error) {
+	b := d.Benchmark
+	p := plot.New()
+	title(p, b, "latency distribution (sysbench --histogram)")
+	p.Y.Label.Text = "latency (ms)"
+	p.Y.Min = 0
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Add(plotter.NewGrid())
+	var shown []int
+	for i, ts := range b.Status.Targets {
+		if ts.State != v1alpha1.TargetFailed && ts.Mean != nil && ts.Mean.LatencyP50Ms != "" {
+			shown = append(shown, i)
+		}
+	}
+	w := vg.Points(18)
+	for k, i := range shown {
+		m := b.Status.Targets[i].Mean
+		var vals plotter.Values
+		for _, s := range []string{m.LatencyP50Ms, m.LatencyP95Ms, m.LatencyP99Ms, m.LatencyP999Ms} {
+			v, _ := parse(s)
+			vals = append(vals, v)
+		}
+		bc, err := plotter.NewBarChart(vals, w)
+		if err != nil {
+			return nil, err
+		}
+		bc.Color = colorOf(i)
+		bc.LineStyle.Width = 0
+		bc.Offset = w * vg.Length(2*k-len(shown)+1) / 2
+		p.Add(bc)
+		p.Legend.Add(b.Status.Targets[i].Name, bc)
+	}
+	p.NominalX("p50", "p95", "p99", "p99.9")
 	return p, nil
 }
 

@@ -80,13 +80,14 @@ func hasColor(img image.Image, c color.Color) int {
 func TestEveryChartRendersToPNGAndSVG(t *testing.T) {
 	d := data(t, "pair")
 	pct := "p95"
-	for _, k := range []Kind{TPSOverTime, LatencyOverTime, Bars} {
+	for _, k := range []Kind{TPSOverTime, LatencyOverTime, Bars, Distribution} {
 		t.Run(string(k), func(t *testing.T) {
 			svg := string(render(t, d, "svg", k))
 			want := map[Kind][]string{
 				TPSOverTime:     {"pair: TPS over time", "time (s", ">TPS<"},
 				LatencyOverTime: {"pair: " + pct + " latency over time", pct + " latency (ms)"},
 				Bars:            {"pair: mean TPS", "pair: mean " + pct + " latency", "1 s.d."},
+				Distribution:    {"pair: latency distribution", ">p50<", ">p95<", ">p99<", ">p99.9<", "latency (ms)"},
 			}[k]
 			for _, ts := range d.Benchmark.Status.Targets {
 				want = append(want, ">"+ts.Name+"<") // legend or bar label
@@ -137,7 +138,7 @@ func TestSweepChart(t *testing.T) {
 		}
 	}
 	drawn, err := Figure(&bytes.Buffer{}, d, "png", Kinds)
-	if err != nil || len(drawn) != 4 {
+	if err != nil || len(drawn) != len(Kinds) {
 		t.Errorf("all charts of a sweep: %v %v", drawn, err)
 	}
 	_ = render(t, d, "png", Kinds...)
@@ -150,7 +151,7 @@ func TestFigureSkipsWhatCannotBeDrawn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(drawn) != 3 || strings.Contains(buf.String(), ">ghost<") {
+	if len(drawn) != 4 || strings.Contains(buf.String(), ">ghost<") {
 		t.Errorf("drawn %v; the failed target has no series nor bar, so it must not appear", drawn)
 	}
 	if _, err := Figure(&buf, d, "svg", []Kind{Sweep}); err == nil || !strings.Contains(err.Error(), "not a thread sweep") {
