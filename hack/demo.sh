@@ -184,7 +184,6 @@ timed "helm upgrade --install" install_chart
 # --- 4. databases, Benchmark, table -----------------------------------------------------------------------
 say "databases in namespace ${ns}"
 kubectl create namespace "$ns" --dry-run=client -o yaml | kubectl apply -f - >&2
-declare -A describe=()
 targets=()
 manifest=""
 # db NAME ENGINE FLAVOR DESCRIPTION STORAGE-LINE...: add a ZNSDatabase to the manifest and to the targets.
@@ -192,7 +191,7 @@ db() {
   local name=$1 engine=$2 flavor=$3 what=$4
   shift 4
   targets+=("$name")
-  describe[$name]=$what
+  note "${name}: ${what}"
   manifest+="---
 apiVersion: zns-mysql.dev/v1alpha1
 kind: ZNSDatabase
@@ -277,16 +276,10 @@ wait_benchmark() {
 timed "Benchmark" wait_benchmark
 
 # --- the table ------------------------------------------------------------------------------------------------
-tpl='{{range .status.targets}}{{.name}}|{{.state}}|{{with .mean}}{{.tps}}|{{.latencyAvgMs}}|{{.latencyPctMs}}|{{.latencyMaxMs}}|{{.tpsRelDevPct}}|{{or .bytesPerTransaction "-"}}{{else}}-|-|-|-|-|-{{end}}|{{with .vsBaseline}}{{.tps}}|{{.latencyPct}}{{else}}-|-{{end}}{{"\n"}}{{end}}'
-rows=$(kubectl -n "$ns" get benchmark "$bench" -o go-template="$tpl")
-say "result (kubectl -n ${ns} get benchmark ${bench} -o yaml has it all, the series in ConfigMaps)"
-{
-  printf '%-16s %-34s %9s %9s %9s %9s %10s %9s %9s %9s\n' target stack TPS "avg ms" "p95 ms" "max ms" "TPS dev%" "dev B/tx" "TPS vs" "p95 vs"
-  while IFS='|' read -r name state tps avg p95 max dev bpt rt rp; do
-    [[ -n "$name" ]] || continue
-    printf '%-16s %-34s %9s %9s %9s %9s %10s %9s %9s %9s\n' "$name" "${describe[$name]:-?}" "$tps" "$avg" "$p95" "$max" "$dev" "$bpt" "$rt" "$rp"
-  done <<<"$rows"
-}
+# The table comes from the kubectl plugin (operator/cmd/kubectl-zns), the same one users run.
+CGO_ENABLED=0 go build -o bin/ ./operator/cmd/kubectl-zns
+say "result (kubectl zns report ${bench}; kubectl -n ${ns} get benchmark ${bench} -o yaml has it all, the series in ConfigMaps)"
+bin/kubectl-zns --kubeconfig "$kubeconfig" -n "$ns" report "$bench"
 echo
 echo "(${flavor} images; ratios are against innodb-baseline; ${seconds}s of ${workload} on $(nproc) cores with every"
 echo " database in one kind node: this shows the stack works end to end, not how a ZNS drive compares)"
@@ -298,5 +291,6 @@ cat <<EOF
 The cluster stays up:
   export KUBECONFIG=${kubeconfig}
   hack/kind/cluster.sh kubectl -n ${ns} get znsdatabases,benchmarks
+  bin/kubectl-zns -n ${ns} report ${bench}          # also: compare, export, plot, watch
   make demo-clean      # delete the cluster$( ((${#devices[@]})) && printf ' and the null_blk devices %s' "${devices[*]}")
 EOF

@@ -285,6 +285,15 @@ func TestConventionalFlow(t *testing.T) {
 				t.Errorf("target %s: %s = %q, want a positive figure", ts.Name, name, v)
 			}
 		}
+		// sysbench's histogram gives the distribution; the runner reads the data size from the server.
+		p50, _ := strconv.ParseFloat(r.LatencyP50Ms, 64)
+		p999, _ := strconv.ParseFloat(r.LatencyP999Ms, 64)
+		if p50 <= 0 || p999 < p50 {
+			t.Errorf("target %s: latency distribution p50 %q p99.9 %q", ts.Name, r.LatencyP50Ms, r.LatencyP999Ms)
+		}
+		if ts.Size == nil || ts.Size.AfterPrepareBytes <= 0 || ts.Size.AfterRunBytes <= 0 || r.DataBytes <= 0 {
+			t.Errorf("target %s: data size %+v, run %d bytes", ts.Name, ts.Size, r.DataBytes)
+		}
 		if r.SeriesConfigMap == "" {
 			t.Errorf("target %s: no series ConfigMap", ts.Name)
 		} else {
@@ -295,6 +304,9 @@ func TestConventionalFlow(t *testing.T) {
 				t.Errorf("series.csv has %d lines for a 15 s run at 1 s intervals", lines)
 			}
 		}
+	}
+	if !strings.Contains(b.Status.Result, " vs ") || b.Status.Elapsed == "" {
+		t.Errorf("result %q, elapsed %q", b.Status.Result, b.Status.Elapsed)
 	}
 	printComparison(t, b)
 

@@ -31,6 +31,8 @@ const (
 // +kubebuilder:printcolumn:name="Workload",type=string,JSONPath=`.spec.workload`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Progress",type=string,JSONPath=`.status.progress`
+// +kubebuilder:printcolumn:name="Result",type=string,JSONPath=`.status.result`
+// +kubebuilder:printcolumn:name="Elapsed",type=string,JSONPath=`.status.elapsed`
 // +kubebuilder:printcolumn:name="Targets",type=string,JSONPath=`.status.conditions[?(@.type=="TargetsReady")].reason`,priority=1
 // +kubebuilder:printcolumn:name="Baseline",type=string,JSONPath=`.status.baseline`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
@@ -92,6 +94,16 @@ type BenchmarkSpec struct {
 	// +kubebuilder:default=16
 	// +optional
 	Threads int32 `json:"threads,omitempty"`
+
+	// ThreadSweep runs the workload at each of these thread counts in turn, over the same prepared data: one run
+	// per count (repeated iterations times), every target together, giving latency against throughput as the
+	// load rises. Results per count are in status.targets[].sweep; threads is then unused. At most 8 counts.
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:items:Minimum=1
+	// +kubebuilder:validation:items:Maximum=4096
+	// +kubebuilder:validation:XValidation:rule="self.all(x, self.exists_one(y, y == x))",message="threadSweep must not repeat a thread count"
+	// +optional
+	ThreadSweep []int32 `json:"threadSweep,omitempty"`
 
 	// PrepareThreads is sysbench's --threads for the prepare phase (one table per thread). Default: 4.
 	// +kubebuilder:validation:Minimum=1
@@ -219,7 +231,8 @@ type BenchmarkStatus struct {
 	// +optional
 	Progress string `json:"progress,omitempty"`
 
-	// Iteration is the run iteration in progress or last finished (1-based).
+	// Iteration is the run in progress or last finished (1-based); with a thread sweep, runs go through the
+	// thread counts in order, each repeated spec.iterations times.
 	// +optional
 	Iteration int32 `json:"iteration,omitempty"`
 
@@ -231,6 +244,21 @@ type BenchmarkStatus struct {
 	// wait began (timeouts count from it).
 	// +optional
 	PhaseSince *metav1.Time `json:"phaseSince,omitempty"`
+
+	// Result is the comparison in one line, e.g. "myrocks 0.80x, p95 1.11x vs innodb" (TPS ratio, then latency
+	// ratio, against the baseline); failed targets are named with their reason.
+	// +optional
+	Result string `json:"result,omitempty"`
+
+	// Elapsed is the time since the benchmark started ("4m05s"), as of the last status update (at most a few
+	// seconds old while it runs), and its whole length once it ended.
+	// +optional
+	Elapsed string `json:"elapsed,omitempty"`
+
+	// EstimatedCompletionAt is when the runs should be over: set once the runs are scheduled (how long a prepare
+	// takes depends on the drive), from the common start of the current run, its duration and the runs left.
+	// +optional
+	EstimatedCompletionAt *metav1.Time `json:"estimatedCompletionAt,omitempty"`
 
 	// StartedAt and CompletedAt bound the whole benchmark.
 	// +optional
@@ -306,25 +334,42 @@ type TargetStatus struct {
 	// Rows found by the verification after prepare.
 	// +optional
 	Rows int64 `json:"rows,omitempty"`
+	// Size is the database's data on disk after the prepare and after the runs.
+	// +optional
+	Size *DataSize `json:"size,omitempty"`
+	// Live is the last report interval of the target's run in progress, read from its runner's log.
+	// +optional
+	Live *LiveFigures `json:"live,omitempty"`
 	// Iterations are the results of each run.
 	// +optional
 	Iterations []IterationResult `json:"iterations,omitempty"`
-	// Mean is the mean over the iterations.
+	// Mean is the mean over the iterations; with a thread sweep, over those at its last thread count.
 	// +optional
 	Mean *RunFigures `json:"mean,omitempty"`
 	// VsBaseline compares Mean with the baseline target's.
 	// +optional
 	VsBaseline *Ratios `json:"vsBaseline,omitempty"`
+	// Sweep holds, with a thread sweep, the mean and the ratios at each thread count.
+	// +listType=map
+	// +listMapKey=threads
+	// +optional
+	Sweep []SweepPoint `json:"sweep,omitempty"`
 }
 
 // IterationResult is one run of one target.
 type IterationResult struct {
 	// Iteration is 1-based.
-	Iteration  int32 `json:"iteration"`
+	Iteration int32 `json:"iteration"`
+	// Threads the run used.
+	// +optional
+	Threads    int32 `json:"threads,omitempty"`
 	RunFigures `json:",inline"`
 	// Transactions in the run.
 	// +optional
 	Transactions int64 `json:"transactions,omitempty"`
+	// DataBytes is the database's data on disk right after the run (see DataSize).
+	// +optional
+	DataBytes int64 `json:"dataBytes,omitempty"`
 	// SeriesConfigMap holds the per-interval series of this run (kubectl get configmap NAME -o yaml).
 	// +optional
 	SeriesConfigMap string `json:"seriesConfigMap,omitempty"`
@@ -352,6 +397,16 @@ type RunFigures struct {
 	// LatencyMaxMs is the maximum latency in milliseconds.
 	// +optional
 	LatencyMaxMs string `json:"latencyMaxMs,omitempty"`
+	// LatencyP50Ms, LatencyP95Ms, LatencyP99Ms and LatencyP999Ms are the latency distribution of the whole run
+	// (p50, p95, p99, p99.9, in milliseconds), from sysbench's --histogram output.
+	// +optional
+	LatencyP50Ms string `json:"latencyP50Ms,omitempty"`
+	// +optional
+	LatencyP95Ms string `json:"latencyP95Ms,omitempty"`
+	// +optional
+	LatencyP99Ms string `json:"latencyP99Ms,omitempty"`
+	// +optional
+	LatencyP999Ms string `json:"latencyP999Ms,omitempty"`
 	// ErrorsPerSec are ignored errors (lock conflicts MyRocks reports) per second.
 	// +optional
 	ErrorsPerSec string `json:"errorsPerSec,omitempty"`

@@ -64,6 +64,8 @@ func realServer(t *testing.T, sb string, engine mycnf.Engine) {
 	for _, q := range []string{
 		"CREATE USER bench@'%' IDENTIFIED BY " + sqlString(pwEnv),
 		"GRANT ALL ON sbtest.* TO bench@'%'",
+		// InnoDB's tablespace sizes are in information_schema views that need PROCESS (the operator runs as root).
+		"GRANT PROCESS ON *.* TO bench@'%'",
 		"CREATE USER bench2@'%' IDENTIFIED BY " + sqlString(pwFile),
 		"GRANT ALL ON sbtest.* TO bench2@'%'",
 	} {
@@ -143,6 +145,7 @@ func realServer(t *testing.T, sb string, engine mycnf.Engine) {
 	if ver.summary.RowsFound != 4000 || ver.summary.RowsExpected != 4000 {
 		t.Errorf("verify: %d of %d rows", ver.summary.RowsFound, ver.summary.RowsExpected)
 	}
+	checkSizeAgainstDatadir(t, ver.summary, engine, p.DataDir)
 
 	dev := deviceOf(t, p.DataDir)
 	runArgs := []string{"run", "--time=5", "--report-interval=1"}
@@ -152,6 +155,9 @@ func realServer(t *testing.T, sb string, engine mycnf.Engine) {
 	run := invoke(pwEnv, runArgs...)
 	mustOK(run, "run")
 	checkRunAgainstSysbench(t, run, dev)
+	if run.summary.DataBytes <= 0 || run.summary.DataBytesSource != ver.summary.DataBytesSource {
+		t.Errorf("run: size %d (%s), after verify %d (%s)", run.summary.DataBytes, run.summary.DataBytesSource, ver.summary.DataBytes, ver.summary.DataBytesSource)
+	}
 
 	// Rows lost behind sysbench's back: verify fails and says where.
 	db = s.Open("sbtest")
@@ -177,6 +183,47 @@ func realServer(t *testing.T, sb string, engine mycnf.Engine) {
 	}
 	if strings.Contains(clean.stdout+clean.stderr, pwFile) {
 		t.Error("config-file password printed")
+	}
+}
+
+// checkSizeAgainstDatadir compares the size the runner read from the server with the files in its datadir:
+// InnoDB's sysbench tablespaces exactly; MyRocks' SST blocks (data, index, filter) are most of its .sst files,
+// the rest being each file's footer and meta blocks.
+func checkSizeAgainstDatadir(t *testing.T, s benchresult.Summary, engine mycnf.Engine, dataDir string) {
+	t.Helper()
+	var files int64
+	err := filepath.WalkDir(dataDir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		name := d.Name()
+		switch {
+		case engine == mycnf.EngineRocksDB && strings.HasSuffix(name, ".sst"),
+			engine == mycnf.EngineInnoDB && filepath.Base(filepath.Dir(path)) == "sbtest" && strings.HasPrefix(name, "sbtest") && strings.HasSuffix(name, ".ibd"):
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			files += info.Size()
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s: the runner read %d bytes (%s), the datadir's files hold %d", engine, s.DataBytes, s.DataBytesSource, files)
+	if files == 0 {
+		t.Fatalf("no data files found in %s", dataDir)
+	}
+	switch engine {
+	case mycnf.EngineInnoDB:
+		if s.DataBytesSource != SizeInnoDBTablespace || s.DataBytes != files {
+			t.Errorf("InnoDB size %d (%s), the .ibd files hold %d", s.DataBytes, s.DataBytesSource, files)
+		}
+	case mycnf.EngineRocksDB:
+		if s.DataBytesSource != SizeRocksDBSST || s.DataBytes > files || s.DataBytes < files/2 {
+			t.Errorf("MyRocks size %d (%s), the .sst files hold %d", s.DataBytes, s.DataBytesSource, files)
+		}
 	}
 }
 

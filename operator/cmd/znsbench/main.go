@@ -74,6 +74,7 @@ func newFlagSet(c *config) *flag.FlagSet {
 	fs.IntVar(&s.Threads, "threads", 1, "sysbench threads")
 	fs.IntVar(&s.TimeSec, "time", 60, "run duration in seconds")
 	fs.IntVar(&s.ReportIntervalSec, "report-interval", 1, "seconds between interval reports (0 = none)")
+	fs.BoolVar(&s.Histogram, "histogram", true, "run: sysbench --histogram=on, for p50/p95/p99/p99.9 of the whole run")
 	fs.IntVar(&s.Percentile, "percentile", 95, "latency percentile, integer 1-100 (0 = sysbench's default, 95)")
 	fs.StringVar(&s.Host, "mysql-host", "127.0.0.1", "MySQL host")
 	fs.IntVar(&s.Port, "mysql-port", 3306, "MySQL port")

@@ -54,7 +54,9 @@ func (r *runner) main(ctx context.Context) int {
 	var err error
 	switch {
 	case c.phase == benchresult.PhaseVerify:
-		err = r.verify(ctx)
+		if err = r.verify(ctx); err == nil {
+			r.measureSize(ctx)
+		}
 	case c.phase == benchresult.PhasePrepare && (c.createDatabase || c.dropExisting):
 		if c.dropExisting {
 			err = r.dropSysbenchTables(ctx)
@@ -66,7 +68,9 @@ func (r *runner) main(ctx context.Context) int {
 			err = r.sysbench(ctx)
 		}
 	default:
-		err = r.sysbench(ctx)
+		if err = r.sysbench(ctx); err == nil && c.phase == benchresult.PhaseRun {
+			r.measureSize(ctx)
+		}
 	}
 	if err != nil {
 		r.sum.OK = false
@@ -265,6 +269,11 @@ func (r *runner) fillRun(res *sysbench.Result) {
 		r.sum.ErrorsPerSec = s.IgnoredErrorsPerSec
 		r.sum.Reconnects = s.Reconnects
 		r.sum.ReconnectsPerSec = s.ReconnectsPerSec
+	}
+	for p, dst := range map[float64]*float64{50: &r.sum.LatencyP50MS, 95: &r.sum.LatencyP95MS, 99: &r.sum.LatencyP99MS, 99.9: &r.sum.LatencyP999MS} {
+		if v, ok := res.Histogram.Percentile(p); ok {
+			*dst = v
+		}
 	}
 	if len(res.Intervals) == 0 {
 		return

@@ -72,6 +72,12 @@ type Summary struct {
 	Reconnects       int64   `json:"reconnects,omitempty"`
 	ReconnectsPerSec float64 `json:"reconnectsPerSec,omitempty"`
 
+	// The latency distribution of the whole run, from sysbench's --histogram output; zero without it.
+	LatencyP50MS  float64 `json:"latencyP50Ms,omitempty"`
+	LatencyP95MS  float64 `json:"latencyP95Ms,omitempty"`
+	LatencyP99MS  float64 `json:"latencyP99Ms,omitempty"`
+	LatencyP999MS float64 `json:"latencyP999Ms,omitempty"`
+
 	// From the interval lines (benchstat): population stddev / mean in
 	// percent, TPS over all intervals, latency over the intervals in which a
 	// transaction completed.
@@ -89,6 +95,11 @@ type Summary struct {
 	Device              string  `json:"device,omitempty"`
 	DeviceWrittenBytes  int64   `json:"deviceWrittenBytes,omitempty"`
 	BytesPerTransaction float64 `json:"bytesPerTransaction,omitempty"`
+
+	// DataBytes is the size of the database on disk after the verify (the prepared data) or after the run:
+	// SST bytes for MyRocks, tablespace bytes for InnoDB, as DataBytesSource says; absent when unreadable.
+	DataBytes       int64  `json:"dataBytes,omitempty"`
+	DataBytesSource string `json:"dataBytesSource,omitempty"`
 
 	// Verify: rows counted over sbtest1..N against tables x table size.
 	RowsExpected int64 `json:"rowsExpected,omitempty"`
@@ -161,7 +172,7 @@ func (s *Summary) sanitize() {
 	for _, f := range []*float64{&s.DurationSec, &s.TPS, &s.QPS, &s.LatencyAvgMS, &s.LatencyPctMS,
 		&s.LatencyMaxMS, &s.Percentile, &s.ErrorsPerSec, &s.ReconnectsPerSec, &s.TPSRelDevPct,
 		&s.LatencyRelDevPct, &s.TPSMin, &s.TPSMax, &s.LatencyPctMinMS, &s.LatencyPctMaxMS,
-		&s.BytesPerTransaction} {
+		&s.BytesPerTransaction, &s.LatencyP50MS, &s.LatencyP95MS, &s.LatencyP99MS, &s.LatencyP999MS} {
 		if math.IsNaN(*f) || math.IsInf(*f, 0) {
 			*f = 0
 		}

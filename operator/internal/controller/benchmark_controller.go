@@ -74,6 +74,7 @@ func (r *BenchmarkReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	before := b.Status.DeepCopy()
 	result, err := r.step(ctx, b)
 	b.Status.ObservedGeneration = b.Generation
+	r.timing(b)
 	if !equalStatus(before, &b.Status) {
 		if uerr := r.Status().Update(ctx, b); uerr != nil {
 			if apierrors.IsConflict(uerr) {

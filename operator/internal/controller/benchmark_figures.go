@@ -18,6 +18,14 @@ func decimal(v float64) string {
 	return strconv.FormatFloat(v, 'f', 2, 64)
 }
 
+// positive formats a figure that is absent when zero (a runner without --histogram reports none).
+func positive(v float64) string {
+	if v <= 0 {
+		return ""
+	}
+	return decimal(v)
+}
+
 // ratio formats a/b with three decimals; empty when b is zero or either is unknown.
 func ratio(a, b float64, known bool) string {
 	if !known || b == 0 || math.IsNaN(a) || math.IsNaN(b) {
@@ -32,6 +40,7 @@ func iterationResult(iteration int32, s benchresult.Summary, seriesConfigMap str
 		Iteration:       iteration,
 		Transactions:    s.Transactions,
 		SeriesConfigMap: seriesConfigMap,
+		DataBytes:       s.DataBytes,
 		StartTime:       s.StartTime,
 		EndTime:         s.EndTime,
 		RunFigures: v1alpha1.RunFigures{
@@ -40,6 +49,10 @@ func iterationResult(iteration int32, s benchresult.Summary, seriesConfigMap str
 			LatencyAvgMs:     decimal(s.LatencyAvgMS),
 			LatencyPctMs:     decimal(s.LatencyPctMS),
 			LatencyMaxMs:     decimal(s.LatencyMaxMS),
+			LatencyP50Ms:     positive(s.LatencyP50MS),
+			LatencyP95Ms:     positive(s.LatencyP95MS),
+			LatencyP99Ms:     positive(s.LatencyP99MS),
+			LatencyP999Ms:    positive(s.LatencyP999MS),
 			ErrorsPerSec:     decimal(s.ErrorsPerSec),
 			ReconnectsPerSec: decimal(s.ReconnectsPerSec),
 			TPSRelDevPct:     decimal(s.TPSRelDevPct),
@@ -80,6 +93,10 @@ func meanFigures(its []v1alpha1.IterationResult) *v1alpha1.RunFigures {
 		func(f *v1alpha1.RunFigures) *string { return &f.LatencyAvgMs },
 		func(f *v1alpha1.RunFigures) *string { return &f.LatencyPctMs },
 		func(f *v1alpha1.RunFigures) *string { return &f.LatencyMaxMs },
+		func(f *v1alpha1.RunFigures) *string { return &f.LatencyP50Ms },
+		func(f *v1alpha1.RunFigures) *string { return &f.LatencyP95Ms },
+		func(f *v1alpha1.RunFigures) *string { return &f.LatencyP99Ms },
+		func(f *v1alpha1.RunFigures) *string { return &f.LatencyP999Ms },
 		func(f *v1alpha1.RunFigures) *string { return &f.ErrorsPerSec },
 		func(f *v1alpha1.RunFigures) *string { return &f.ReconnectsPerSec },
 		func(f *v1alpha1.RunFigures) *string { return &f.TPSRelDevPct },

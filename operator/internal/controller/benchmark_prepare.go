@@ -101,7 +101,7 @@ func (r *BenchmarkReconciler) prepare(ctx context.Context, b *v1alpha1.Benchmark
 	}
 	if remaining == 0 {
 		b.Status.Iteration = 1
-		r.setPhase(b, v1alpha1.BenchmarkRunning, fmt.Sprintf("run 1/%d", b.Spec.Iterations))
+		r.setPhase(b, v1alpha1.BenchmarkRunning, runLabel(b, 1))
 		return ctrl.Result{Requeue: true}, nil
 	}
 	if verifying {
@@ -171,6 +171,7 @@ func (r *BenchmarkReconciler) prepareTarget(ctx context.Context, b *v1alpha1.Ben
 			return err
 		}
 		ts.Rows = sum.RowsFound
+		recordPrepareSize(ts, sum)
 		// Admission bounds tables x tableSize to 10^10: the product cannot overflow.
 		want := int64(b.Spec.Tables) * b.Spec.TableSize
 		if !sum.OK || sum.RowsFound != want {

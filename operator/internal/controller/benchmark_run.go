@@ -27,7 +27,7 @@ func (r *BenchmarkReconciler) run(ctx context.Context, b *v1alpha1.Benchmark) (c
 	if b.Status.StartAt == nil {
 		t := metav1.NewTime(r.now().Add(time.Duration(b.Spec.StartDelaySeconds) * time.Second).Truncate(time.Second))
 		b.Status.StartAt = &t
-		b.Status.Progress = fmt.Sprintf("run %d/%d starts at %s", it, b.Spec.Iterations, t.UTC().Format(time.RFC3339))
+		b.Status.Progress = fmt.Sprintf("%s starts at %s", runLabel(b, it), t.UTC().Format(time.RFC3339))
 		return ctrl.Result{Requeue: true}, nil // status first, Jobs next
 	}
 	running := 0
@@ -48,8 +48,10 @@ func (r *BenchmarkReconciler) run(ctx context.Context, b *v1alpha1.Benchmark) (c
 		}
 		if !done {
 			running++
+			r.readLive(ctx, b, ts, it)
 			continue
 		}
+		ts.Live = nil
 		if !sum.OK {
 			r.failTarget(b, ts, event.RunFailed, sum.Reason, fmt.Sprintf("run %d failed: %s", it, sum.Error))
 			continue
@@ -58,29 +60,32 @@ func (r *BenchmarkReconciler) run(ctx context.Context, b *v1alpha1.Benchmark) (c
 		if err != nil {
 			return ctrl.Result{}, err
 		}
-		ts.Iterations = append(ts.Iterations, iterationResult(it, sum, cm))
+		res := iterationResult(it, sum, cm)
+		res.Threads, _ = b.Spec.RunThreads(it)
+		ts.Iterations = append(ts.Iterations, res)
+		recordSize(ts, sum)
 		r.noteIgnoredErrors(b, ts, it, sum)
 	}
 	if running > 0 {
-		b.Status.Progress = fmt.Sprintf("run %d/%d: %d target(s) running", it, b.Spec.Iterations, running)
+		b.Status.Progress = fmt.Sprintf("%s: %d target(s) running", runLabel(b, it), running)
 		return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
 	}
 	if len(active(b)) == 0 {
 		return r.finish(ctx, b, fmt.Sprintf("every target failed in run %d", it))
 	}
-	event.IterationDone.Emit(b, r.Recorder, it, b.Spec.Iterations)
+	event.IterationDone.Emit(b, r.Recorder, it, b.Spec.Runs())
 	if len(active(b)) < len(b.Status.Targets) {
 		r.summarize(b)
 		why := ""
-		if it < b.Spec.Iterations {
-			why = fmt.Sprintf("stopped after run %d of %d: the Benchmark runs only with all of its targets", it, b.Spec.Iterations)
+		if it < b.Spec.Runs() {
+			why = fmt.Sprintf("stopped after run %d of %d: the Benchmark runs only with all of its targets", it, b.Spec.Runs())
 		}
 		return r.finish(ctx, b, why)
 	}
-	if it < b.Spec.Iterations {
+	if it < b.Spec.Runs() {
 		b.Status.Iteration = it + 1
 		b.Status.StartAt = nil
-		b.Status.Progress = fmt.Sprintf("run %d/%d", it+1, b.Spec.Iterations)
+		b.Status.Progress = runLabel(b, it+1)
 		return ctrl.Result{Requeue: true}, nil
 	}
 	r.summarize(b)
@@ -112,9 +117,38 @@ func hasIteration(ts *v1alpha1.TargetStatus, it int32) bool {
 	return false
 }
 
-// summarize computes each target's mean and its ratios to the baseline.
+// recordPrepareSize keeps the database size the runner read with the row check, after the prepare.
+func recordPrepareSize(ts *v1alpha1.TargetStatus, sum benchresult.Summary) {
+	if sum.DataBytes > 0 {
+		ts.Size = &v1alpha1.DataSize{Source: sum.DataBytesSource, AfterPrepareBytes: sum.DataBytes}
+	}
+}
+
+// recordSize keeps the database size the runner read after a run: the latest is the size after the runs.
+func recordSize(ts *v1alpha1.TargetStatus, sum benchresult.Summary) {
+	if sum.DataBytes <= 0 {
+		return
+	}
+	if ts.Size == nil {
+		ts.Size = &v1alpha1.DataSize{Source: sum.DataBytesSource}
+	}
+	ts.Size.AfterRunBytes = sum.DataBytes
+}
+
+// runLabel names a run in progress messages: "run 2/3", or in a sweep "run 2/6 (4 threads)".
+func runLabel(b *v1alpha1.Benchmark, it int32) string {
+	l := fmt.Sprintf("run %d/%d", it, b.Spec.Runs())
+	if len(b.Spec.ThreadSweep) > 0 {
+		th, _ := b.Spec.RunThreads(it)
+		l += fmt.Sprintf(" (%d threads)", th)
+	}
+	return l
+}
+
+// summarize computes each target's mean and its ratios to the baseline; with a thread sweep, per thread count
+// (status.targets[].sweep), mean and ratios then being those of the last count.
 func (r *BenchmarkReconciler) summarize(b *v1alpha1.Benchmark) {
-	var base *v1alpha1.RunFigures
+	base := map[int32]*v1alpha1.RunFigures{}
 	for i := range b.Status.Targets {
 		ts := &b.Status.Targets[i]
 		if ts.State == v1alpha1.TargetFailed {
@@ -122,14 +156,36 @@ func (r *BenchmarkReconciler) summarize(b *v1alpha1.Benchmark) {
 		}
 		ts.State = v1alpha1.TargetDone
 		ts.Mean = meanFigures(ts.Iterations)
+		ts.Sweep = nil
+		for _, th := range b.Spec.ThreadSweep {
+			var its []v1alpha1.IterationResult
+			for _, it := range ts.Iterations {
+				if it.Threads == th {
+					its = append(its, it)
+				}
+			}
+			if len(its) > 0 {
+				ts.Sweep = append(ts.Sweep, v1alpha1.SweepPoint{Threads: th, Mean: meanFigures(its)})
+			}
+		}
+		if n := len(ts.Sweep); n > 0 {
+			ts.Mean = ts.Sweep[n-1].Mean.DeepCopy()
+		}
 		if ts.Name == b.Status.Baseline {
-			base = ts.Mean
+			base[0] = ts.Mean
+			for _, p := range ts.Sweep {
+				base[p.Threads] = p.Mean
+			}
 		}
 	}
 	for i := range b.Status.Targets {
 		ts := &b.Status.Targets[i]
-		if ts.State == v1alpha1.TargetDone {
-			ts.VsBaseline = ratios(ts.Mean, base)
+		if ts.State != v1alpha1.TargetDone {
+			continue
+		}
+		ts.VsBaseline = ratios(ts.Mean, base[0])
+		for j := range ts.Sweep {
+			ts.Sweep[j].VsBaseline = ratios(ts.Sweep[j].Mean, base[ts.Sweep[j].Threads])
 		}
 	}
 }

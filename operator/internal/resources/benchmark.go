@@ -90,8 +90,11 @@ func RunnerArgs(b *v1alpha1.Benchmark, in BenchJobInput) []string {
 	s := b.Spec
 	db := in.DB
 	threads := s.Threads
-	if in.Phase == BenchPhasePrepare {
+	switch in.Phase {
+	case BenchPhasePrepare:
 		threads = s.PrepareThreads
+	case BenchPhaseRun:
+		threads, _ = s.RunThreads(in.Iteration)
 	}
 	args := []string{runnerBinary, in.Phase,
 		"--target", db.Name,

@@ -62,6 +62,9 @@ type Spec struct {
 	// Every released sysbench (1.0.x and 1.1) takes only integers; its option
 	// parser rejects "99.9" with "Invalid value for the 'percentile' option".
 	Percentile int
+	// Histogram is --histogram=on for the run: sysbench then prints the latency distribution of the whole run
+	// (Result.Histogram), from which p50/p95/p99/p99.9 are computed (1.0.x prints one percentile only).
+	Histogram bool
 
 	// Host and Port, or Socket (which wins in sysbench when both are set).
 	Host   string
@@ -218,6 +221,9 @@ func (s Spec) Args(phase Phase) ([]string, error) {
 			"--time="+strconv.Itoa(s.TimeSec), "--report-interval="+strconv.Itoa(s.ReportIntervalSec))
 		if s.Percentile > 0 {
 			a = append(a, "--percentile="+strconv.Itoa(s.Percentile))
+		}
+		if s.Histogram {
+			a = append(a, "--histogram=on")
 		}
 	}
 	return append(a, string(phase)), nil

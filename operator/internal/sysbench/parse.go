@@ -71,6 +71,8 @@ type Result struct {
 	Intervals         []Interval
 	// Summary is nil when sysbench printed none (failure, or prepare/cleanup).
 	Summary *Summary
+	// Histogram is the latency distribution sysbench printed with --histogram=on; nil without it.
+	Histogram Histogram
 	// Fatal holds the FATAL lines and their continuation lines (a failed
 	// query is printed over several lines), without the "FATAL: " prefix.
 	Fatal []string
@@ -90,13 +92,15 @@ var ErrNoSummary = errors.New("sysbench output has no complete final summary")
 // Parser consumes sysbench stdout line by line, so that a runner can parse
 // while it streams the output.
 type Parser struct {
-	res       Result
-	sum       Summary
-	seen      map[string]bool // summary lines found, by key
-	section   string
-	inFatal   bool
-	lineCount int
-	badLines  []string
+	res     Result
+	sum     Summary
+	seen    map[string]bool // summary lines found, by key
+	section string
+	inFatal bool
+	// inHistogram: inside the --histogram block.
+	inHistogram bool
+	lineCount   int
+	badLines    []string
 }
 
 // NewParser returns an empty parser.
@@ -133,6 +137,9 @@ func (p *Parser) Line(line string) {
 		p.inFatal = false
 	}
 
+	if p.histogramLine(line) {
+		return
+	}
 	if m := headerRE.FindStringSubmatch(line); m != nil && p.res.Version == "" {
 		p.res.Version = m[1]
 		return
@@ -162,7 +169,7 @@ func (p *Parser) Line(line string) {
 func isKnownLine(s string) bool {
 	for _, pfx := range []string{"SQL statistics:", "General statistics:", "Throughput:", "Latency (ms):",
 		"Threads fairness:", "Creating table", "Inserting ", "Creating a secondary", "Dropping table",
-		"Initializing", "Threads started!", "Running the test", "sysbench "} {
+		"Initializing", "Threads started!", "Running the test", "sysbench ", histogramHeader} {
 		if strings.HasPrefix(s, pfx) {
 			return true
 		}
@@ -369,6 +376,7 @@ func (p *Parser) Result() (*Result, error) {
 	res := p.res
 	res.Intervals = append([]Interval(nil), p.res.Intervals...)
 	res.Fatal = append([]string(nil), p.res.Fatal...)
+	res.Histogram = append(Histogram(nil), p.res.Histogram...)
 	complete := true
 	for _, k := range summaryKeys {
 		if !p.seen[k] {

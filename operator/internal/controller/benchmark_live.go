@@ -1,0 +1,111 @@
+package controller
+
+import (
+	"context"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
+	"github.com/zns-mysql/zns-mysql/operator/internal/report"
+	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
+	"github.com/zns-mysql/zns-mysql/operator/internal/sysbench"
+)
+
+// TailLogs reads only the end of a container's log. PodLogs that implement it are asked for the last lines of
+// a running runner's log instead of all of it, to follow a run without reading hours of intervals each time.
+type TailLogs interface {
+	Tail(ctx context.Context, namespace, pod, container string, lines int64) (string, error)
+}
+
+// liveTailLines is enough for the last interval line even with sysbench warnings in between.
+const liveTailLines = 20
+
+// Tail implements TailLogs.
+func (c ClientsetPodLogs) Tail(ctx context.Context, namespace, pod, container string, lines int64) (string, error) {
+	rc, err := c.Clientset.CoreV1().Pods(namespace).GetLogs(pod, &corev1.PodLogOptions{Container: container, TailLines: &lines}).Stream(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(io.LimitReader(rc, 1<<20))
+	return string(b), err
+}
+
+// readLive records the last report interval of a target's running run in status.targets[].live. It changes
+// status only when a new interval appeared, so that following a run costs one status write per interval at
+// most. Any error leaves live as it was: it is a view, not a result.
+func (r *BenchmarkReconciler) readLive(ctx context.Context, b *v1alpha1.Benchmark, ts *v1alpha1.TargetStatus, it int32) {
+	if r.Logs == nil {
+		return
+	}
+	job := &batchv1.Job{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: resources.BenchJobName(b, resources.BenchPhaseRun, it, ts.Name)}, job); err != nil {
+		return
+	}
+	pod, term, err := r.jobPod(ctx, b, job)
+	if err != nil || pod == nil || term != nil || pod.Status.Phase != corev1.PodRunning {
+		return
+	}
+	var text string
+	if t, ok := r.Logs.(TailLogs); ok {
+		text, err = t.Tail(ctx, pod.Namespace, pod.Name, resources.RunnerContainer, liveTailLines)
+	} else {
+		text, err = r.Logs.Read(ctx, pod.Namespace, pod.Name, resources.RunnerContainer)
+	}
+	if err != nil {
+		return
+	}
+	iv, ok := LastInterval(text)
+	if !ok {
+		return
+	}
+	live := &v1alpha1.LiveFigures{Iteration: it, Seconds: strconv.FormatFloat(iv.Time, 'f', -1, 64), TPS: decimal(iv.TPS),
+		LatencyPctMs: decimal(iv.LatencyMS), ReadAt: metav1.NewTime(r.now().Truncate(time.Second))}
+	if old := ts.Live; old != nil && old.Iteration == live.Iteration && old.Seconds == live.Seconds {
+		return
+	}
+	ts.Live = live
+}
+
+// LastInterval is the last sysbench interval line in a piece of log.
+func LastInterval(text string) (sysbench.Interval, bool) {
+	p := sysbench.NewParser()
+	for _, line := range strings.Split(text, "\n") {
+		p.Line(line)
+	}
+	res, _ := p.Result()
+	if res == nil || len(res.Intervals) == 0 {
+		return sysbench.Interval{}, false
+	}
+	return res.Intervals[len(res.Intervals)-1], true
+}
+
+// timing fills what `kubectl get benchmarks` and `kubectl zns watch` show: the one-line result, the elapsed
+// time and, once the runs are scheduled, the estimated end. While the Benchmark runs, elapsed moves in steps
+// of 5 s, so that it does not make every reconcile write status; the estimate is computed from the run's
+// common start, never from the clock, for the same reason.
+func (r *BenchmarkReconciler) timing(b *v1alpha1.Benchmark) {
+	b.Status.Result = report.ResultLine(b)
+	if el, ok := report.Elapsed(b, r.now()); ok {
+		if b.Status.CompletedAt == nil {
+			el = el.Truncate(5 * time.Second)
+		}
+		b.Status.Elapsed = report.Short(el)
+	}
+	switch {
+	case b.Status.Phase == v1alpha1.BenchmarkCompleted || b.Status.Phase == v1alpha1.BenchmarkFailed:
+		b.Status.EstimatedCompletionAt = nil
+	case b.Status.Phase == v1alpha1.BenchmarkRunning && b.Status.StartAt != nil:
+		if left, ok := report.Remaining(b, b.Status.StartAt.Time); ok {
+			t := metav1.NewTime(b.Status.StartAt.Add(left))
+			b.Status.EstimatedCompletionAt = &t
+		}
+	}
+}

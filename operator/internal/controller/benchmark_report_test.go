@@ -1,0 +1,151 @@
+package controller_test
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
+	"github.com/zns-mysql/zns-mysql/operator/internal/controller"
+	"github.com/zns-mysql/zns-mysql/operator/internal/report"
+	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
+)
+
+// runningPod plays the kubelet for a run Job whose runner is still running: a Running pod whose log so far is
+// text (recorded sysbench output).
+func runningPod(t *testing.T, ns, job, text string) *corev1.Pod {
+	t.Helper()
+	j := &batchv1.Job{}
+	waitObject(t, client.ObjectKey{Namespace: ns, Name: job}, j)
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: job + "-", Labels: j.Spec.Template.Labels},
+		Spec: j.Spec.Template.Spec}
+	create(t, pod)
+	pod.Status.Phase = corev1.PodRunning
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: resources.RunnerContainer, Image: benchTestImage,
+		State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}}}
+	if err := k8s.Status().Update(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	podLogs.set(ns, pod.Name, text)
+	return pod
+}
+
+// TestBenchmarkLiveResultAndElapsed: while a run is under way, status carries the last report interval of each
+// running runner (read from its log), the elapsed time and the estimated end of the runs; once done, the
+// one-line result that `kubectl get benchmarks` prints, and the elapsed time stops.
+func TestBenchmarkLiveResultAndElapsed(t *testing.T) {
+	requireEnv(t)
+	ns := newNamespace(t)
+	availableDBs(t, ns, "node-"+ns) // a node per run: -count=N reuses no device
+	b := benchmark(ns, "live", "tenant1", "inno")
+	b.Spec.Prepare = ptr.To(false)
+	b.Spec.Baseline = "inno"
+	b.Spec.Iterations = 2
+	create(t, b)
+	for _, target := range []string{"tenant1", "inno"} {
+		sum := okSummary("verify", target)
+		sum.RowsExpected, sum.RowsFound = 2000, 2000
+		finishBenchJob(t, ns, "live-verify-"+target, sum, "", false)
+	}
+
+	// Real sysbench output, cut after its third interval line, as the log of a runner still running.
+	raw, err := os.ReadFile("../sysbench/testdata/run-rocksdb-ri1.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var partial []string
+	intervals := 0
+	for _, line := range strings.Split(string(raw), "\n") {
+		partial = append(partial, line)
+		if strings.HasPrefix(line, "[ ") {
+			if intervals++; intervals == 3 {
+				break
+			}
+		}
+	}
+	iv, ok := controller.LastInterval(strings.Join(partial, "\n"))
+	if !ok || iv.Time != 3 {
+		t.Fatalf("the cut log's last interval: %+v %v", iv, ok)
+	}
+	pod := runningPod(t, ns, "live-run1-tenant1", strings.Join(partial, "\n"))
+
+	var cur *v1alpha1.Benchmark
+	eventually(t, "live figures of tenant1", func() error {
+		cur = getBench(t, b)
+		l := targetStatus(cur, "tenant1").Live
+		if l == nil {
+			return fmt.Errorf("no live figures; status %+v", cur.Status)
+		}
+		if l.Iteration != 1 || l.Seconds != "3" || l.TPS != fmt.Sprintf("%.2f", iv.TPS) || l.LatencyPctMs != fmt.Sprintf("%.2f", iv.LatencyMS) {
+			return fmt.Errorf("live %+v, want the interval at 3 s: tps %.2f lat %.2f", l, iv.TPS, iv.LatencyMS)
+		}
+		return nil
+	})
+	if targetStatus(cur, "inno").Live != nil {
+		t.Errorf("inno has no running pod, yet live %+v", targetStatus(cur, "inno").Live)
+	}
+	want := cur.Status.StartAt.Add(time.Duration(b.Spec.DurationSeconds)*time.Second +
+		time.Duration(b.Spec.StartDelaySeconds+b.Spec.DurationSeconds)*time.Second)
+	if e := cur.Status.EstimatedCompletionAt; e == nil || !e.Time.Equal(want) {
+		t.Errorf("estimatedCompletionAt %v, want run 1's start + its duration + one more run with its delay = %v", e, want)
+	}
+	if cur.Status.Elapsed == "" || cur.Status.Result != "" {
+		t.Errorf("elapsed %q, result %q while running", cur.Status.Elapsed, cur.Status.Result)
+	}
+
+	// The running pod makes way for the one finishBenchJob records as terminated (a Job of backoffLimit 0 has
+	// one pod: in a cluster it is the same pod that terminates).
+	if err := k8s.Delete(ctx, pod, client.GracePeriodSeconds(0)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "running pod gone", func() error {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(pod), &corev1.Pod{}); err == nil {
+			return fmt.Errorf("still there")
+		}
+		return nil
+	})
+	for it := 1; it <= 2; it++ {
+		finishBenchJob(t, ns, fmt.Sprintf("live-run%d-tenant1", it), runSummary("tenant1", it, 150, 10, false), seriesLog(t, "tenant1", it, 150), false)
+		finishBenchJob(t, ns, fmt.Sprintf("live-run%d-inno", it), runSummary("inno", it, 100, 20, false), seriesLog(t, "inno", it, 100), false)
+	}
+	cur = waitBenchPhase(t, b, v1alpha1.BenchmarkCompleted)
+	if got, want := cur.Status.Result, "tenant1 1.50x, p95 0.50x vs inno"; got != want || got != report.ResultLine(cur) {
+		t.Errorf("result %q, want %q", got, want)
+	}
+	el, _ := report.Elapsed(cur, time.Now())
+	if cur.Status.Elapsed != report.Short(el) || cur.Status.EstimatedCompletionAt != nil {
+		t.Errorf("elapsed %q (want %s from startedAt to completedAt), estimate %v", cur.Status.Elapsed, report.Short(el), cur.Status.EstimatedCompletionAt)
+	}
+	if l := targetStatus(cur, "tenant1").Live; l != nil {
+		t.Errorf("live figures kept after the run: %+v", l)
+	}
+
+	// kubectl get benchmarks prints them.
+	crd := &unstructured.Unstructured{}
+	crd.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"})
+	if err := k8s.Get(ctx, client.ObjectKey{Name: "benchmarks.zns-mysql.dev"}, crd); err != nil {
+		t.Fatal(err)
+	}
+	versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+	cols := map[string]string{}
+	if len(versions) > 0 {
+		list, _, _ := unstructured.NestedSlice(versions[0].(map[string]any), "additionalPrinterColumns")
+		for _, c := range list {
+			m := c.(map[string]any)
+			cols[fmt.Sprint(m["name"])] = fmt.Sprint(m["jsonPath"])
+		}
+	}
+	if cols["Result"] != ".status.result" || cols["Elapsed"] != ".status.elapsed" {
+		t.Errorf("printer columns %v", cols)
+	}
+}

@@ -1,0 +1,318 @@
+package report
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+
+	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
+	"github.com/zns-mysql/zns-mysql/operator/internal/benchresult"
+)
+
+// Run is one target's run: its figures from status and its interval series from the ConfigMap the status
+// names (nil when that ConfigMap is gone or was never written).
+type Run struct {
+	Target    string
+	Iteration int32
+	Threads   int32
+	Figures   v1alpha1.IterationResult
+	Series    *benchresult.Series
+}
+
+// Data is one Benchmark with the series of its runs.
+type Data struct {
+	Benchmark *v1alpha1.Benchmark
+	Runs      []Run
+	// Missing names the series ConfigMaps that status names but that were not found.
+	Missing []string
+}
+
+// Collect joins a Benchmark's status with its series ConfigMaps (the ones status.targets[].iterations[] name).
+func Collect(b *v1alpha1.Benchmark, cms []corev1.ConfigMap) (Data, error) {
+	byName := map[string]*corev1.ConfigMap{}
+	for i := range cms {
+		byName[cms[i].Name] = &cms[i]
+	}
+	d := Data{Benchmark: b}
+	for _, ts := range b.Status.Targets {
+		for _, it := range ts.Iterations {
+			r := Run{Target: ts.Name, Iteration: it.Iteration, Threads: it.Threads, Figures: it}
+			if r.Threads == 0 { // recorded before thread sweeps existed
+				r.Threads, _ = b.Spec.RunThreads(it.Iteration)
+			}
+			if it.SeriesConfigMap != "" {
+				cm, ok := byName[it.SeriesConfigMap]
+				if !ok {
+					d.Missing = append(d.Missing, it.SeriesConfigMap)
+				} else {
+					var s benchresult.Series
+					if err := json.Unmarshal([]byte(cm.Data["series.json"]), &s); err != nil {
+						return d, fmt.Errorf("ConfigMap %s: series.json: %w", cm.Name, err)
+					}
+					if s.Len() != len(s.TPS) || s.Len() != len(s.LatencyMS) {
+						return d, fmt.Errorf("ConfigMap %s: series.json has columns of different lengths", cm.Name)
+					}
+					r.Series = &s
+				}
+			}
+			d.Runs = append(d.Runs, r)
+		}
+	}
+	sort.SliceStable(d.Runs, func(i, j int) bool { return d.Runs[i].Iteration < d.Runs[j].Iteration })
+	return d, nil
+}
+
+// Export is the JSON document of `kubectl zns export --format json`: figures are numbers (null when absent).
+type Export struct {
+	Namespace   string         `json:"namespace"`
+	Benchmark   string         `json:"benchmark"`
+	Phase       string         `json:"phase"`
+	Workload    string         `json:"workload"`
+	Tables      int32          `json:"tables"`
+	TableSize   int64          `json:"tableSize"`
+	Threads     int32          `json:"threads"`
+	DurationSec int32          `json:"durationSeconds"`
+	Percentile  int32          `json:"percentile"`
+	Baseline    string         `json:"baseline"`
+	Result      string         `json:"result,omitempty"`
+	Targets     []ExportTarget `json:"targets"`
+	Runs        []ExportRun    `json:"runs"`
+}
+
+// ExportTarget is one target's summary.
+type ExportTarget struct {
+	Name       string              `json:"name"`
+	Stack      string              `json:"stack"`
+	Engine     string              `json:"engine,omitempty"`
+	Storage    string              `json:"storage,omitempty"`
+	State      string              `json:"state"`
+	Reason     string              `json:"reason,omitempty"`
+	Message    string              `json:"message,omitempty"`
+	Rows       int64               `json:"rows,omitempty"`
+	Mean       map[string]*float64 `json:"mean,omitempty"`
+	VsBaseline map[string]*float64 `json:"vsBaseline,omitempty"`
+	Notes      []string            `json:"notes,omitempty"`
+	Sweep      []ExportSweepPoint  `json:"sweep,omitempty"`
+	Size       *v1alpha1.DataSize  `json:"size,omitempty"`
+}
+
+// ExportSweepPoint is one target's mean and ratios at one thread count of a sweep.
+type ExportSweepPoint struct {
+	Threads    int32               `json:"threads"`
+	Mean       map[string]*float64 `json:"mean"`
+	VsBaseline map[string]*float64 `json:"vsBaseline,omitempty"`
+}
+
+// ExportRun is one run with its interval series.
+type ExportRun struct {
+	Target       string              `json:"target"`
+	Iteration    int32               `json:"iteration"`
+	Threads      int32               `json:"threads"`
+	StartTime    string              `json:"startTime,omitempty"`
+	EndTime      string              `json:"endTime,omitempty"`
+	Transactions int64               `json:"transactions,omitempty"`
+	DataBytes    int64               `json:"dataBytes,omitempty"`
+	Figures      map[string]*float64 `json:"figures"`
+	Series       *benchresult.Series `json:"series"`
+}
+
+// figureColumns are RunFigures in the order of the CSV columns, with their export names.
+var figureColumns = []struct {
+	name string
+	get  func(f *v1alpha1.RunFigures) string
+}{
+	{"tps", func(f *v1alpha1.RunFigures) string { return f.TPS }},
+	{"qps", func(f *v1alpha1.RunFigures) string { return f.QPS }},
+	{"latency_avg_ms", func(f *v1alpha1.RunFigures) string { return f.LatencyAvgMs }},
+	{"latency_pct_ms", func(f *v1alpha1.RunFigures) string { return f.LatencyPctMs }},
+	{"latency_max_ms", func(f *v1alpha1.RunFigures) string { return f.LatencyMaxMs }},
+	{"latency_p50_ms", func(f *v1alpha1.RunFigures) string { return f.LatencyP50Ms }},
+	{"latency_p95_ms", func(f *v1alpha1.RunFigures) string { return f.LatencyP95Ms }},
+	{"latency_p99_ms", func(f *v1alpha1.RunFigures) string { return f.LatencyP99Ms }},
+	{"latency_p999_ms", func(f *v1alpha1.RunFigures) string { return f.LatencyP999Ms }},
+	{"errors_per_s", func(f *v1alpha1.RunFigures) string { return f.ErrorsPerSec }},
+	{"reconnects_per_s", func(f *v1alpha1.RunFigures) string { return f.ReconnectsPerSec }},
+	{"tps_reldev_pct", func(f *v1alpha1.RunFigures) string { return f.TPSRelDevPct }},
+	{"latency_reldev_pct", func(f *v1alpha1.RunFigures) string { return f.LatencyRelDevPct }},
+	{"device_written_bytes", func(f *v1alpha1.RunFigures) string { return f.DeviceWrittenBytes }},
+	{"bytes_per_tx", func(f *v1alpha1.RunFigures) string { return f.BytesPerTransaction }},
+}
+
+var ratioColumns = []struct {
+	name string
+	get  func(r *v1alpha1.Ratios) string
+}{
+	{"tps", func(r *v1alpha1.Ratios) string { return r.TPS }},
+	{"latency_pct", func(r *v1alpha1.Ratios) string { return r.LatencyPct }},
+	{"latency_avg", func(r *v1alpha1.Ratios) string { return r.LatencyAvg }},
+	{"bytes_per_tx", func(r *v1alpha1.Ratios) string { return r.BytesPerTransaction }},
+}
+
+func figureMap(f *v1alpha1.RunFigures) map[string]*float64 {
+	if f == nil {
+		return nil
+	}
+	out := map[string]*float64{}
+	for _, c := range figureColumns {
+		if v, ok := num(c.get(f)); ok {
+			out[c.name] = &v
+		} else {
+			out[c.name] = nil
+		}
+	}
+	return out
+}
+
+func ratioMap(r *v1alpha1.Ratios) map[string]*float64 {
+	if r == nil {
+		return nil
+	}
+	out := map[string]*float64{}
+	for _, c := range ratioColumns {
+		if v, ok := num(c.get(r)); ok {
+			out[c.name] = &v
+		}
+	}
+	return out
+}
+
+// ToExport builds the JSON document.
+func ToExport(d Data) Export {
+	b := d.Benchmark
+	e := Export{Namespace: b.Namespace, Benchmark: b.Name, Phase: string(b.Status.Phase), Workload: b.Spec.Workload,
+		Tables: b.Spec.Tables, TableSize: b.Spec.TableSize, Threads: b.Spec.Threads, DurationSec: b.Spec.DurationSeconds,
+		Percentile: b.Spec.Percentile, Baseline: b.Status.Baseline, Result: ResultLine(b),
+		Targets: []ExportTarget{}, Runs: []ExportRun{}}
+	for _, ts := range b.Status.Targets {
+		t := ExportTarget{Name: ts.Name, Stack: Stack(ts), Engine: ts.Engine, Storage: ts.Storage, State: string(ts.State),
+			Reason: ts.Reason, Message: ts.Message, Rows: ts.Rows, Notes: ts.Notes, Size: ts.Size}
+		if ts.State != v1alpha1.TargetFailed {
+			t.Mean, t.VsBaseline = figureMap(ts.Mean), ratioMap(ts.VsBaseline)
+			for _, p := range ts.Sweep {
+				t.Sweep = append(t.Sweep, ExportSweepPoint{Threads: p.Threads, Mean: figureMap(p.Mean), VsBaseline: ratioMap(p.VsBaseline)})
+			}
+		}
+		e.Targets = append(e.Targets, t)
+	}
+	for _, r := range d.Runs {
+		e.Runs = append(e.Runs, ExportRun{Target: r.Target, Iteration: r.Iteration, Threads: r.Threads, StartTime: r.Figures.StartTime,
+			EndTime: r.Figures.EndTime, Transactions: r.Figures.Transactions, DataBytes: r.Figures.DataBytes, Figures: figureMap(&r.Figures.RunFigures), Series: r.Series})
+	}
+	return e
+}
+
+// JSON writes the export document, indented.
+func JSON(w io.Writer, d Data) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(ToExport(d))
+}
+
+// SummaryCSV writes one row per target and run plus one "mean" row per target: tidy data, one header line.
+func SummaryCSV(w io.Writer, d Data) error {
+	b := d.Benchmark
+	cw := csv.NewWriter(w)
+	head := []string{"benchmark", "target", "stack", "state", "reason", "threads", "iteration", "percentile"}
+	for _, c := range figureColumns {
+		head = append(head, c.name)
+	}
+	for _, c := range ratioColumns {
+		head = append(head, c.name+"_vs_baseline")
+	}
+	// data_bytes: after that run; on mean rows, the size after the prepare and after the runs.
+	head = append(head, "data_bytes", "data_after_prepare_bytes", "data_after_runs_bytes", "data_source")
+	if err := cw.Write(head); err != nil {
+		return err
+	}
+	pct := strconv.Itoa(int(b.Spec.Percentile))
+	size := func(n int64) string {
+		if n <= 0 {
+			return ""
+		}
+		return strconv.FormatInt(n, 10)
+	}
+	row := func(ts v1alpha1.TargetStatus, threads int32, iteration string, f *v1alpha1.RunFigures, r *v1alpha1.Ratios, runBytes int64) error {
+		rec := []string{b.Name, ts.Name, Stack(ts), string(ts.State), ts.Reason, strconv.Itoa(int(threads)), iteration, pct}
+		for _, c := range figureColumns {
+			v := ""
+			if f != nil {
+				v = c.get(f)
+			}
+			rec = append(rec, v)
+		}
+		for _, c := range ratioColumns {
+			v := ""
+			if r != nil {
+				v = c.get(r)
+			}
+			rec = append(rec, v)
+		}
+		rec = append(rec, size(runBytes))
+		if iteration == "mean" && ts.Size != nil {
+			rec = append(rec, size(ts.Size.AfterPrepareBytes), size(ts.Size.AfterRunBytes), ts.Size.Source)
+		} else {
+			rec = append(rec, "", "", "")
+		}
+		return cw.Write(rec)
+	}
+	for _, ts := range b.Status.Targets {
+		for i := range ts.Iterations {
+			it := &ts.Iterations[i]
+			th := it.Threads
+			if th == 0 {
+				th, _ = b.Spec.RunThreads(it.Iteration)
+			}
+			if err := row(ts, th, strconv.Itoa(int(it.Iteration)), &it.RunFigures, nil, it.DataBytes); err != nil {
+				return err
+			}
+		}
+		if ts.State == v1alpha1.TargetFailed {
+			if err := row(ts, b.Spec.Threads, "mean", nil, nil, 0); err != nil {
+				return err
+			}
+			continue
+		}
+		if len(ts.Sweep) > 0 { // a mean per thread count (the target's mean is the last one's)
+			for _, p := range ts.Sweep {
+				if err := row(ts, p.Threads, "mean", p.Mean, p.VsBaseline, 0); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if err := row(ts, b.Spec.Threads, "mean", ts.Mean, ts.VsBaseline, 0); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// SeriesCSV writes every interval of every run: one row per target, run and interval.
+func SeriesCSV(w io.Writer, d Data) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write([]string{"benchmark", "target", "threads", "iteration", "time_s", "tps", "qps", "latency_ms", "percentile",
+		"errors_per_s", "reconnects_per_s"}); err != nil {
+		return err
+	}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	for _, r := range d.Runs {
+		if r.Series == nil {
+			continue
+		}
+		s := r.Series
+		for i := 0; i < s.Len(); i++ {
+			if err := cw.Write([]string{d.Benchmark.Name, r.Target, strconv.Itoa(int(r.Threads)), strconv.Itoa(int(r.Iteration)),
+				f(s.Time[i]), f(s.TPS[i]), f(s.QPS[i]), f(s.LatencyMS[i]), f(s.Percentile), f(s.ErrorsPerSec[i]), f(s.ReconnectsPerSec[i])}); err != nil {
+				return err
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
