@@ -33,6 +33,12 @@ for stack in $ZONED_STACKS; do
   mkdir -p "$mnt"
   case $fs in
     btrfs | f2fs)
+      # What the preflight would ask of an administrator: zoned writes in order (QEMU's NVMe namespace
+      # comes up with none).
+      sched=/sys/block/$dev/queue/scheduler
+      if [[ -w $sched && "$(<"$sched")" != *"[mq-deadline]"* ]]; then
+        echo mq-deadline >"$sched" && echo "   $dev: I/O scheduler set to mq-deadline"
+      fi
       say "$name: znsdb format --filesystem $fs --device $dev"
       t0=$SECONDS
       if ! bin/znsdb format --filesystem "$fs" --device "$dev" --termination-log "$results/$name-format.json" \

@@ -91,14 +91,8 @@ func format(ctx context.Context, f formatFlags, d deps) dbinit.Report {
 		if dec.Force {
 			// Confirmed by a new token: the old bytes go now, so that data
 			// zenfs cannot parse (it aborts on some) does not stop mkfs.
-			n, busy, err := f.resetZones(zones, d)
-			state.ZonesReset = n
-			if busy != nil {
-				r.Problems = append(r.Problems, *busy)
-				return r
-			}
-			if err != nil {
-				r.Error = err.Error()
+			var ok bool
+			if state.ZonesReset, ok = f.resetZonesInto(&r, zones, d); !ok {
 				return r
 			}
 		}

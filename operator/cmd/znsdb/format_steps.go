@@ -90,6 +90,21 @@ func (f formatFlags) uuid(ctx context.Context, d deps) string {
 	return ""
 }
 
+// resetZonesInto resets the written zones and records a busy device or a
+// failure in r; ok is false when formatting must stop.
+func (f formatFlags) resetZonesInto(r *dbinit.Report, zones []zbd.Zone, d deps) (n int, ok bool) {
+	n, busy, err := f.resetZones(zones, d)
+	switch {
+	case busy != nil:
+		r.Problems = append(r.Problems, *busy)
+	case err != nil:
+		r.Error = err.Error()
+	default:
+		return n, true
+	}
+	return n, false
+}
+
 // resetZones resets every written zone before a confirmed reformat and
 // checks that the device is empty afterwards.
 func (f formatFlags) resetZones(zones []zbd.Zone, d deps) (int, *zbd.Problem, error) {

@@ -58,14 +58,8 @@ func formatZonedFS(ctx context.Context, f formatFlags, d deps) dbinit.Report {
 		// Confirmed by a new token. Resetting first also removes a ZenFS,
 		// which mkfs would not see, and old zone contents that would
 		// otherwise outlive the format in zones it does not touch.
-		n, busy, err := f.resetZones(zones, d)
-		state.ZonesReset = n
-		if busy != nil {
-			r.Problems = append(r.Problems, *busy)
-			return r
-		}
-		if err != nil {
-			r.Error = err.Error()
+		var ok bool
+		if state.ZonesReset, ok = f.resetZonesInto(&r, zones, d); !ok {
 			return r
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	batchv1ac "k8s.io/client-go/applyconfigurations/batch/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -60,19 +61,12 @@ func (r *ZNSDatabaseReconciler) reconcilePreflight(ctx context.Context, st *stat
 		blocked(db, "NoImage", err.Error())
 		return &ctrl.Result{}, nil
 	}
-	job := &batchv1.Job{}
-	err = r.Get(ctx, client.ObjectKey{Namespace: db.Namespace, Name: db.PreflightJobName()}, job)
-	if apierrors.IsNotFound(err) {
-		if err := r.apply(ctx, resources.PreflightJob(db, image)); err != nil {
-			return nil, err
-		}
+	job, res, err := r.ensureJob(ctx, db, db.PreflightJobName(), resources.PreflightJob(db, image))
+	if res != nil || err != nil {
+		return res, err
+	}
+	if job == nil {
 		return r.inspecting(db), nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if !job.DeletionTimestamp.IsZero() {
-		return &ctrl.Result{RequeueAfter: time.Second}, nil
 	}
 	finished, failed, at := jobFinished(job)
 	if !finished {
@@ -120,7 +114,30 @@ func (r *ZNSDatabaseReconciler) reconcilePreflight(ctx context.Context, st *stat
 		blocked(db, "PreflightFailed", msg)
 	}
 	// Look again later: the user may fix the device (scheduler, zones) without touching the resource.
-	if wait := time.Until(at.Add(r.PreflightRetry)); wait > 0 {
+	return r.retryJob(ctx, job, at)
+}
+
+// ensureJob reads the Job name, creating it from build when there is none (job is then nil); a Job being
+// deleted gives a short requeue.
+func (r *ZNSDatabaseReconciler) ensureJob(ctx context.Context, db *v1alpha1.ZNSDatabase, name string,
+	build *batchv1ac.JobApplyConfiguration) (*batchv1.Job, *ctrl.Result, error) {
+	job := &batchv1.Job{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: db.Namespace, Name: name}, job)
+	if apierrors.IsNotFound(err) {
+		return nil, nil, r.apply(ctx, build)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if !job.DeletionTimestamp.IsZero() {
+		return nil, &ctrl.Result{RequeueAfter: time.Second}, nil
+	}
+	return job, nil, nil
+}
+
+// retryJob deletes a finished Job PreflightRetry after it finished, so that it runs again.
+func (r *ZNSDatabaseReconciler) retryJob(ctx context.Context, job *batchv1.Job, finishedAt time.Time) (*ctrl.Result, error) {
+	if wait := time.Until(finishedAt.Add(r.PreflightRetry)); wait > 0 {
 		return &ctrl.Result{RequeueAfter: wait}, nil
 	}
 	if err := r.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {

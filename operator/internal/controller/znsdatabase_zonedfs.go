@@ -5,11 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
 	"github.com/zns-mysql/zns-mysql/operator/internal/dbinit"
@@ -73,19 +70,12 @@ func (r *ZNSDatabaseReconciler) runFormatJob(ctx context.Context, db *v1alpha1.Z
 		blocked(db, "NoImage", err.Error())
 		return &ctrl.Result{}, nil
 	}
-	job := &batchv1.Job{}
-	err = r.Get(ctx, client.ObjectKey{Namespace: db.Namespace, Name: db.FormatJobName()}, job)
-	if apierrors.IsNotFound(err) {
-		if err := r.apply(ctx, resources.FormatJob(db, image)); err != nil {
-			return nil, err
-		}
+	job, res, err := r.ensureJob(ctx, db, db.FormatJobName(), resources.FormatJob(db, image))
+	if res != nil || err != nil {
+		return res, err
+	}
+	if job == nil {
 		return formatting(db), nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if !job.DeletionTimestamp.IsZero() {
-		return &ctrl.Result{RequeueAfter: time.Second}, nil
 	}
 	finished, failed, at := jobFinished(job)
 	if !finished {
@@ -111,13 +101,7 @@ func (r *ZNSDatabaseReconciler) runFormatJob(ctx context.Context, db *v1alpha1.Z
 		ev.Emit(db, r.Recorder, msg)
 	}
 	blocked(db, reason, msg)
-	if wait := time.Until(at.Add(r.PreflightRetry)); wait > 0 {
-		return &ctrl.Result{RequeueAfter: wait}, nil
-	}
-	if err := r.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
-		return nil, err
-	}
-	return &ctrl.Result{RequeueAfter: time.Second}, nil
+	return r.retryJob(ctx, job, at)
 }
 
 // reportedFilesystem is the file system a successful format report describes, nil otherwise.

@@ -125,40 +125,70 @@ func hostnameSelector(node string) *corev1ac.NodeSelectorApplyConfiguration {
 // the claim or the database never lets Kubernetes recycle or wipe the device.
 func DevicePV(db *v1alpha1.ZNSDatabase, capacityBytes int64) *corev1ac.PersistentVolumeApplyConfiguration {
 	src := db.Spec.Storage.ZonedDevice
-	return corev1ac.PersistentVolume(v1alpha1.DevicePVName(src.NodeName, src.DeviceName)).
+	return localPV(db, localVolume{
+		name: v1alpha1.DevicePVName(src.NodeName, src.DeviceName), node: src.NodeName, claim: db.DeviceClaimName(),
+		mode: corev1.PersistentVolumeBlock, capacityBytes: capacityBytes,
+	})
+}
+
+// DeviceClaim is the Block claim bound to DevicePV by name.
+func DeviceClaim(db *v1alpha1.ZNSDatabase, capacityBytes int64) *corev1ac.PersistentVolumeClaimApplyConfiguration {
+	src := db.Spec.Storage.ZonedDevice
+	return boundClaim(db, localVolume{
+		name: v1alpha1.DevicePVName(src.NodeName, src.DeviceName), claim: db.DeviceClaimName(),
+		mode: corev1.PersistentVolumeBlock, capacityBytes: capacityBytes,
+	}, ComponentDevice)
+}
+
+// localVolume is a local PersistentVolume over the zoned device and the claim it is pre-bound to.
+type localVolume struct {
+	name, node, claim string
+	mode              corev1.PersistentVolumeMode
+	// fsType is set for a Filesystem-mode volume: the kubelet mounts the device with it.
+	fsType        string
+	capacityBytes int64
+}
+
+// localPV pins the volume to its node, names its database on it (for conflicts and release), and retains it:
+// deleting it never lets Kubernetes recycle or wipe the device.
+func localPV(db *v1alpha1.ZNSDatabase, v localVolume) *corev1ac.PersistentVolumeApplyConfiguration {
+	src := corev1ac.LocalVolumeSource().WithPath(db.DevicePath())
+	if v.fsType != "" {
+		src.WithFSType(v.fsType)
+	}
+	return corev1ac.PersistentVolume(v.name).
 		WithLabels(map[string]string{
 			v1alpha1.LabelManagedBy: v1alpha1.ManagedByValue,
 			v1alpha1.LabelComponent: ComponentDevice,
 		}).
 		WithAnnotations(map[string]string{v1alpha1.AnnotationOwner: db.OwnerAnnotationValue()}).
 		WithSpec(corev1ac.PersistentVolumeSpec().
-			WithCapacity(corev1.ResourceList{corev1.ResourceStorage: *resource.NewQuantity(capacityBytes, resource.BinarySI)}).
-			WithVolumeMode(corev1.PersistentVolumeBlock).
+			WithCapacity(corev1.ResourceList{corev1.ResourceStorage: *resource.NewQuantity(v.capacityBytes, resource.BinarySI)}).
+			WithVolumeMode(v.mode).
 			WithAccessModes(corev1.ReadWriteOnce).
 			WithPersistentVolumeReclaimPolicy(corev1.PersistentVolumeReclaimRetain).
 			WithStorageClassName("").
-			WithLocal(corev1ac.LocalVolumeSource().WithPath(db.DevicePath())).
-			WithNodeAffinity(corev1ac.VolumeNodeAffinity().WithRequired(hostnameSelector(src.NodeName))).
+			WithLocal(src).
+			WithNodeAffinity(corev1ac.VolumeNodeAffinity().WithRequired(hostnameSelector(v.node))).
 			WithClaimRef(corev1ac.ObjectReference().
 				WithKind("PersistentVolumeClaim").
 				WithAPIVersion("v1").
 				WithNamespace(db.Namespace).
-				WithName(db.DeviceClaimName())))
+				WithName(v.claim)))
 }
 
-// DeviceClaim is the Block claim bound to DevicePV by name.
-func DeviceClaim(db *v1alpha1.ZNSDatabase, capacityBytes int64) *corev1ac.PersistentVolumeClaimApplyConfiguration {
-	src := db.Spec.Storage.ZonedDevice
-	return corev1ac.PersistentVolumeClaim(db.DeviceClaimName(), db.Namespace).
-		WithLabels(db.Labels(ComponentDevice)).
+// boundClaim is the claim of a localPV, bound to it by name.
+func boundClaim(db *v1alpha1.ZNSDatabase, v localVolume, component string) *corev1ac.PersistentVolumeClaimApplyConfiguration {
+	return corev1ac.PersistentVolumeClaim(v.claim, db.Namespace).
+		WithLabels(db.Labels(component)).
 		WithOwnerReferences(OwnerReference(db)).
 		WithSpec(corev1ac.PersistentVolumeClaimSpec().
-			WithVolumeMode(corev1.PersistentVolumeBlock).
+			WithVolumeMode(v.mode).
 			WithAccessModes(corev1.ReadWriteOnce).
 			WithStorageClassName("").
-			WithVolumeName(v1alpha1.DevicePVName(src.NodeName, src.DeviceName)).
+			WithVolumeName(v.name).
 			WithResources(corev1ac.VolumeResourceRequirements().
-				WithRequests(corev1.ResourceList{corev1.ResourceStorage: *resource.NewQuantity(capacityBytes, resource.BinarySI)})))
+				WithRequests(corev1.ResourceList{corev1.ResourceStorage: *resource.NewQuantity(v.capacityBytes, resource.BinarySI)})))
 }
 
 // podSecurity runs everything as the non-root mysql user; the device group lets it open a raw device node

@@ -2,7 +2,6 @@ package resources
 
 import (
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	batchv1ac "k8s.io/client-go/applyconfigurations/batch/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
@@ -45,39 +44,19 @@ func FormatJob(db *v1alpha1.ZNSDatabase, image string) *batchv1ac.JobApplyConfig
 // or f2fs on it: the kubelet mounts the device with fsType and finds the file system there, so it never formats
 // anything itself. Retain, like the Block one: deleting it leaves the data on the device.
 func FilesystemPV(db *v1alpha1.ZNSDatabase, node string, capacityBytes int64) *corev1ac.PersistentVolumeApplyConfiguration {
-	return corev1ac.PersistentVolume(v1alpha1.FilesystemPVName(node, db.ZonedDeviceName())).
-		WithLabels(map[string]string{
-			v1alpha1.LabelManagedBy: v1alpha1.ManagedByValue,
-			v1alpha1.LabelComponent: ComponentDevice,
-		}).
-		WithAnnotations(map[string]string{v1alpha1.AnnotationOwner: db.OwnerAnnotationValue()}).
-		WithSpec(corev1ac.PersistentVolumeSpec().
-			WithCapacity(corev1.ResourceList{corev1.ResourceStorage: *resource.NewQuantity(capacityBytes, resource.BinarySI)}).
-			WithVolumeMode(corev1.PersistentVolumeFilesystem).
-			WithAccessModes(corev1.ReadWriteOnce).
-			WithPersistentVolumeReclaimPolicy(corev1.PersistentVolumeReclaimRetain).
-			WithStorageClassName("").
-			WithLocal(corev1ac.LocalVolumeSource().WithPath(db.DevicePath()).WithFSType(string(db.ZonedFilesystem()))).
-			WithNodeAffinity(corev1ac.VolumeNodeAffinity().WithRequired(hostnameSelector(node))).
-			WithClaimRef(corev1ac.ObjectReference().
-				WithKind("PersistentVolumeClaim").
-				WithAPIVersion("v1").
-				WithNamespace(db.Namespace).
-				WithName(db.FilesystemClaimName())))
+	return localPV(db, filesystemVolume(db, node, capacityBytes))
 }
 
 // FilesystemClaim is the datadir claim of a zoned btrfs or f2fs, bound to FilesystemPV by name.
 func FilesystemClaim(db *v1alpha1.ZNSDatabase, node string, capacityBytes int64) *corev1ac.PersistentVolumeClaimApplyConfiguration {
-	return corev1ac.PersistentVolumeClaim(db.FilesystemClaimName(), db.Namespace).
-		WithLabels(db.Labels(ComponentDatabase)).
-		WithOwnerReferences(OwnerReference(db)).
-		WithSpec(corev1ac.PersistentVolumeClaimSpec().
-			WithVolumeMode(corev1.PersistentVolumeFilesystem).
-			WithAccessModes(corev1.ReadWriteOnce).
-			WithStorageClassName("").
-			WithVolumeName(v1alpha1.FilesystemPVName(node, db.ZonedDeviceName())).
-			WithResources(corev1ac.VolumeResourceRequirements().
-				WithRequests(corev1.ResourceList{corev1.ResourceStorage: *resource.NewQuantity(capacityBytes, resource.BinarySI)})))
+	return boundClaim(db, filesystemVolume(db, node, capacityBytes), ComponentDatabase)
+}
+
+func filesystemVolume(db *v1alpha1.ZNSDatabase, node string, capacityBytes int64) localVolume {
+	return localVolume{
+		name: v1alpha1.FilesystemPVName(node, db.ZonedDeviceName()), node: node, claim: db.FilesystemClaimName(),
+		mode: corev1.PersistentVolumeFilesystem, fsType: string(db.ZonedFilesystem()), capacityBytes: capacityBytes,
+	}
 }
 
 // filesystemFlag asks the preflight to judge the device for btrfs or f2fs; ZenFS, the helper's default, gets no

@@ -68,6 +68,7 @@ func Judge(fs Filesystem, d zbd.Device, conventional int) []zbd.Problem {
 	}
 	var ps []zbd.Problem
 	if p, ok := zbd.JudgeScheduler(d); !ok {
+		p.Message = strings.ReplaceAll(p.Message, "ZenFS requires", fmt.Sprintf("%s in zoned mode needs", fs))
 		ps = append(ps, p)
 	}
 	switch fs {

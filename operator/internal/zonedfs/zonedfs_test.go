@@ -82,6 +82,9 @@ func TestJudge(t *testing.T) {
 			t.Errorf("%s: problems %v, want %v", c.name, got, c.want)
 		}
 	}
+	if ps := Judge(F2FS, wrongSched, 4); len(ps) != 1 || !strings.Contains(ps[0].Message, "f2fs in zoned mode needs mq-deadline") {
+		t.Errorf("the scheduler refusal speaks of ZenFS: %+v", ps)
+	}
 	for _, p := range Judge(F2FS, fitDevice(), 0) {
 		if !strings.Contains(p.Message, "btrfs") || !strings.Contains(p.Message, "nullb0") {
 			t.Errorf("the refusal does not name the device and the way out: %s", p.Message)
