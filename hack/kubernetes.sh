@@ -57,13 +57,15 @@ kube_root=$(cd "$cache_root/kubernetes" && pwd -P)
 BIN_DIR="${kube_root}/v${K8S_VERSION}_etcd-${ETCD_VER}"
 
 # version_ok DIR BINARY: the binary answers with the pinned version.
+# The whole output is read and cut here: `| head -n 1` under pipefail failed a good binary whenever it
+# was still writing when head exited (SIGPIPE), which under load made a fresh cache look unusable.
 version_ok() {
   local out want="v${K8S_VERSION}"
   case "$2" in
-    etcd) out=$("$1/etcd" --version 2>&1 | head -n 1) && [[ "$out" == "etcd Version: ${ETCD_VER}" ]] ;;
-    kubectl) out=$("$1/kubectl" version --client 2>&1 | head -n 1) && [[ "$out" == "Client Version: ${want}" ]] ;;
+    etcd) out=$("$1/etcd" --version 2>&1) && out=${out%%$'\n'*} && [[ "$out" == "etcd Version: ${ETCD_VER}" ]] ;;
+    kubectl) out=$("$1/kubectl" version --client 2>&1) && out=${out%%$'\n'*} && [[ "$out" == "Client Version: ${want}" ]] ;;
     kubeadm) out=$("$1/kubeadm" version -o short 2>&1) && [[ "$out" == "$want" ]] ;;
-    *) out=$("$1/$2" --version 2>&1 | head -n 1) && [[ "$out" == "Kubernetes ${want}" ]] ;;
+    *) out=$("$1/$2" --version 2>&1) && out=${out%%$'\n'*} && [[ "$out" == "Kubernetes ${want}" ]] ;;
   esac || {
     [[ -x "$1/$2" ]] && log "not usable: $1/$2 said '${out:-nothing}'"
     return 1
