@@ -43,7 +43,9 @@ func cpuLine(u cpuUsage, wall time.Duration) string {
 	if wall > 0 {
 		pct = float64(u.Self()) / float64(wall) * 100
 	}
-	ms := func(d time.Duration) string { return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 3, 64) }
+	ms := func(d time.Duration) string {
+		return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 3, 64)
+	}
 	return fmt.Sprintf("%sself_user_ms=%s self_sys_ms=%s wall_ms=%s self_pct_of_core=%.4f children_user_ms=%s children_sys_ms=%s",
 		cpuLinePrefix, ms(u.SelfUser), ms(u.SelfSys), ms(wall), pct, ms(u.ChildUser), ms(u.ChildSys))
 }
