@@ -70,7 +70,8 @@ demo-local: ## The seed methodology without Kubernetes: two private MariaDB serv
 	hack/demo-local.sh
 
 .PHONY: bench
-bench: ## The runner must not cost throughput: bare sysbench vs the znsbench runner, same server, alternating.
+bench: ## The runner's cost: its own CPU time per second of run and its instruction count (valgrind), then the TPS ratio bare vs runner with its 95% CI.
+	go test ./operator/cmd/znsbench/ -run '^$$' -bench BenchmarkRunnerCPU -benchtime $(or $(BENCH_CPU_RUNS),2)x -timeout 30m -v
 	go test ./operator/cmd/znsbench/ -run '^$$' -bench BenchmarkRunnerOverhead -benchtime $(or $(BENCH_PAIRS),3)x -timeout 15m -v
 
 .PHONY: qemu-guest
