@@ -56,6 +56,7 @@ fmt-check: ## Fail on files gofmt would change.
 vet: ## go vet every package (the in-guest QEMU tests carry a build tag).
 	go vet $(GO_PACKAGES)
 	go vet -tags zns_guest ./operator/internal/qemuguest/
+	go vet -tags scale ./operator/internal/scale/
 
 .PHONY: envtest-assets
 envtest-assets: ## Build (once, cached) kube-apiserver and etcd for envtest (hack/kubernetes.sh).
@@ -73,6 +74,11 @@ demo-local: ## The seed methodology without Kubernetes: two private MariaDB serv
 bench: ## The runner's cost: its own CPU time per second of run and its instruction count (valgrind), then the TPS ratio bare vs runner with its 95% CI.
 	go test ./operator/cmd/znsbench/ -run '^$$' -bench BenchmarkRunnerCPU -benchtime $(or $(BENCH_CPU_RUNS),2)x -timeout 30m -v
 	go test ./operator/cmd/znsbench/ -run '^$$' -bench BenchmarkRunnerOverhead -benchtime $(or $(BENCH_PAIRS),3)x -timeout 15m -v
+
+.PHONY: bench-scale
+bench-scale: ## The operator at scale on envtest: 500 ZNSDatabases, 100 Benchmarks; reconcile p50/p99, API writes/min when idle, memory.
+	@assets=$$(hack/envtest-assets.sh) && KUBEBUILDER_ASSETS=$$assets \
+		go test -tags scale -count=1 -run '^TestScale$$' -timeout 40m -v ./operator/internal/scale/
 
 .PHONY: qemu-guest
 qemu-guest: ## Build (once, cached) the QEMU guest with zoned block device support.
