@@ -18,6 +18,14 @@ func decimal(v float64) string {
 	return strconv.FormatFloat(v, 'f', 2, 64)
 }
 
+// seconds formats a duration in seconds as sysbench prints it (four decimals); empty when unknown.
+func seconds(v float64) string {
+	if v <= 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return ""
+	}
+	return strconv.FormatFloat(v, 'f', 4, 64)
+}
+
 // ratio formats a/b with three decimals; empty when b is zero or either is unknown.
 func ratio(a, b float64, known bool) string {
 	if !known || b == 0 || math.IsNaN(a) || math.IsNaN(b) {
@@ -34,6 +42,7 @@ func iterationResult(iteration int32, s benchresult.Summary, seriesConfigMap str
 		SeriesConfigMap: seriesConfigMap,
 		StartTime:       s.StartTime,
 		EndTime:         s.EndTime,
+		DurationSec:     seconds(s.DurationSec),
 		RunFigures: v1alpha1.RunFigures{
 			TPS:              decimal(s.TPS),
 			QPS:              decimal(s.QPS),
