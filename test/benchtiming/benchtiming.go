@@ -40,6 +40,9 @@ type Interval struct {
 // Input is what the figures are computed from.
 type Input struct {
 	Benchmark *v1alpha1.Benchmark
+	// Applied is when the Benchmark was applied, as the client saw it; zero takes its creationTimestamp, which
+	// the API server keeps to the second only (truncated: the first phase then looks up to 1 s longer).
+	Applied time.Time
 	// Work are the runners' own times (from their termination messages): prepare, verify, precondition. Run
 	// intervals are not work to subtract: the run's start-up is reported as its own phase.
 	Work []Interval
@@ -83,7 +86,10 @@ func Compute(in Input) (Report, error) {
 	if b == nil {
 		return r, fmt.Errorf("no Benchmark")
 	}
-	r.Applied = b.CreationTimestamp.Time
+	r.Applied = in.Applied
+	if r.Applied.IsZero() {
+		r.Applied = b.CreationTimestamp.Time
+	}
 	if b.Status.StartedAt == nil {
 		return r, fmt.Errorf("Benchmark %s/%s has not started", b.Namespace, b.Name)
 	}

@@ -31,7 +31,7 @@ func sample() *v1alpha1.Benchmark {
 		s float64
 	}{{v1alpha1.BenchmarkWaitingForTargets, 0.5}, {v1alpha1.BenchmarkPreparing, 2}, {v1alpha1.BenchmarkVerifying, 40},
 		{v1alpha1.BenchmarkRunning, 50}, {v1alpha1.BenchmarkCompleted, 82}} {
-		b.Status.PhaseHistory = append(b.Status.PhaseHistory, v1alpha1.PhaseTransition{Phase: h.p, Time: mt(h.s)})
+		b.Status.PhaseHistory = append(b.Status.PhaseHistory, v1alpha1.PhaseTransition{Phase: h.p, Time: metav1.NewMicroTime(at(h.s))})
 	}
 	b.Status.Targets = []v1alpha1.TargetStatus{
 		{Name: "a", Iterations: []v1alpha1.IterationResult{

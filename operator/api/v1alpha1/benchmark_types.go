@@ -233,7 +233,7 @@ type BenchmarkStatus struct {
 	PhaseSince *metav1.Time `json:"phaseSince,omitempty"`
 
 	// PhaseHistory is when each phase began, oldest first: the timeline the orchestration overhead is measured
-	// from (docs/performance.md). At most MaxPhaseHistory entries; the oldest go first.
+	// from (docs/performance.md). At most 32 entries; the oldest go first.
 	// +kubebuilder:validation:MaxItems=32
 	// +listType=atomic
 	// +optional
@@ -266,10 +266,10 @@ type BenchmarkStatus struct {
 // MaxPhaseHistory bounds status.phaseHistory.
 const MaxPhaseHistory = 32
 
-// PhaseTransition is the moment a Benchmark entered a phase.
+// PhaseTransition is the moment a Benchmark entered a phase, to the microsecond (metav1.Time keeps seconds).
 type PhaseTransition struct {
-	Phase BenchmarkPhase `json:"phase"`
-	Time  metav1.Time    `json:"time"`
+	Phase BenchmarkPhase   `json:"phase"`
+	Time  metav1.MicroTime `json:"time"`
 }
 
 // TargetState is where one target is.
