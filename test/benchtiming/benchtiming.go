@@ -48,6 +48,10 @@ type Input struct {
 	Work []Interval
 	// Unavailable are the stretches in which a target database was not Available (a restart).
 	Unavailable []Interval
+	// RunPodsUp is when the last runner container of the first run started (Collect reads it from the pods);
+	// from then until the runners start, they wait for the common start time (spec.startDelaySeconds), a wait
+	// by design that is reported apart from the overhead. Zero leaves it inside the overhead.
+	RunPodsUp time.Time
 }
 
 // Phase is one stretch of the timeline.
@@ -57,7 +61,8 @@ type Phase struct {
 	Wall     time.Duration
 	Work     time.Duration // runner work inside the phase
 	Restarts time.Duration // databases not Available inside the phase, beyond the work
-	Overhead time.Duration // Wall - Work - Restarts
+	Wait     time.Duration // the wait for the common start time, by design (spec.startDelaySeconds)
+	Overhead time.Duration // Wall - Work - Restarts - Wait
 }
 
 // Report is the timeline of one Benchmark.
@@ -123,8 +128,14 @@ func Compute(in Input) (Report, error) {
 			to = hist[i+1].Time.Time
 		}
 		if h.Phase == v1alpha1.BenchmarkRunning && first.runnerStart.After(h.Time.Time) && first.runnerStart.Before(to) {
-			cuts = append(cuts, Interval{What: "Running: Jobs to runner start", From: h.Time.Time, To: first.runnerStart},
-				Interval{What: "Running: runner start to first second (sysbench connects)", From: first.runnerStart, To: to})
+			up := in.RunPodsUp
+			if up.After(h.Time.Time) && up.Before(first.runnerStart) {
+				cuts = append(cuts, Interval{What: "Running: Jobs to runner pods up", From: h.Time.Time, To: up},
+					Interval{What: waitName, From: up, To: first.runnerStart})
+			} else {
+				cuts = append(cuts, Interval{What: "Running: Jobs to runner start", From: h.Time.Time, To: first.runnerStart})
+			}
+			cuts = append(cuts, Interval{What: "Running: runner start to first second (sysbench connects)", From: first.runnerStart, To: to})
 			continue
 		}
 		cuts = append(cuts, Interval{What: string(h.Phase), From: h.Time.Time, To: to})
@@ -140,6 +151,9 @@ func Compute(in Input) (Report, error) {
 		From: r.LastSecond, To: r.Completed}, in)}
 	return r, nil
 }
+
+// waitName is the phase of the wait for the common start time.
+const waitName = "Running: pods up, waiting for the common start"
 
 // run is one iteration across its targets: the earliest start, the latest end.
 type run struct {
@@ -194,6 +208,10 @@ func measure(c Interval, in Input) Phase {
 		p.Wall = 0
 		return p
 	}
+	if c.What == waitName {
+		p.Wait = p.Wall
+		return p
+	}
 	work := covered(clip(in.Work, c.From, c.To))
 	both := covered(clip(append(append([]Interval(nil), in.Work...), in.Unavailable...), c.From, c.To))
 	p.Work, p.Restarts = work, both-work
@@ -240,13 +258,15 @@ func covered(ivs []Interval) time.Duration {
 func (r Report) String() string {
 	var b strings.Builder
 	row := func(p Phase) {
-		fmt.Fprintf(&b, "  %-62s %8.2f %8.2f %8.2f %8.2f\n", p.Name, p.Wall.Seconds(), p.Work.Seconds(), p.Restarts.Seconds(), p.Overhead.Seconds())
+		fmt.Fprintf(&b, "  %-62s %8.2f %8.2f %8.2f %8.2f %8.2f\n", p.Name, p.Wall.Seconds(), p.Work.Seconds(), p.Restarts.Seconds(),
+			p.Wait.Seconds(), p.Overhead.Seconds())
 	}
-	fmt.Fprintf(&b, "  %-62s %8s %8s %8s %8s\n", "phase (seconds)", "wall", "work", "restarts", "overhead")
+	fmt.Fprintf(&b, "  %-62s %8s %8s %8s %8s %8s\n", "phase (seconds)", "wall", "work", "restarts", "wait", "overhead")
 	for _, p := range r.ToFirstSecond {
 		row(p)
 	}
-	fmt.Fprintf(&b, "  %-62s %8.2f %8s %8s %8.2f\n", "apply to first second", r.FirstSecond.Sub(r.Applied).Seconds(), "", "", Overhead(r.ToFirstSecond).Seconds())
+	fmt.Fprintf(&b, "  %-62s %8.2f %8s %8s %8s %8.2f\n", "apply to first second", r.FirstSecond.Sub(r.Applied).Seconds(), "", "", "",
+		Overhead(r.ToFirstSecond).Seconds())
 	for _, p := range r.BetweenRuns {
 		row(p)
 	}
@@ -260,17 +280,27 @@ func (r Report) String() string {
 type summary struct {
 	Phase     string `json:"phase"`
 	Target    string `json:"target"`
+	Iteration int    `json:"iteration"`
 	StartTime string `json:"startTime"`
 	EndTime   string `json:"endTime"`
 }
 
-// Collect reads the runner work of a Benchmark from its runner pods' termination messages (not the runs).
-func Collect(ctx context.Context, c client.Reader, b *v1alpha1.Benchmark) ([]Interval, error) {
+// Collected is what Collect reads from a Benchmark's runner pods.
+type Collected struct {
+	// Work are the runners' prepare, verify and precondition times.
+	Work []Interval
+	// RunPodsUp is when the last runner container of run 1 started (to the second: the kubelet's precision).
+	RunPodsUp time.Time
+}
+
+// Collect reads the runner work of a Benchmark from its runner pods' termination messages, and when the
+// first run's runner containers started.
+func Collect(ctx context.Context, c client.Reader, b *v1alpha1.Benchmark) (Collected, error) {
+	var out Collected
 	pods := &corev1.PodList{}
 	if err := c.List(ctx, pods, client.InNamespace(b.Namespace), client.MatchingLabels{LabelBenchmark: b.Name}); err != nil {
-		return nil, err
+		return out, err
 	}
-	var out []Interval
 	for _, pod := range pods.Items {
 		for _, cs := range pod.Status.ContainerStatuses {
 			term := cs.State.Terminated
@@ -279,17 +309,23 @@ func Collect(ctx context.Context, c client.Reader, b *v1alpha1.Benchmark) ([]Int
 			}
 			var s summary
 			if err := json.Unmarshal([]byte(term.Message), &s); err != nil {
-				return nil, fmt.Errorf("pod %s: termination message: %v", pod.Name, err)
+				return out, fmt.Errorf("pod %s: termination message: %v", pod.Name, err)
 			}
-			if s.Phase == "run" || s.StartTime == "" || s.EndTime == "" {
+			if s.Phase == "run" {
+				if s.Iteration == 1 && term.StartedAt.After(out.RunPodsUp) {
+					out.RunPodsUp = term.StartedAt.Time
+				}
+				continue
+			}
+			if s.StartTime == "" || s.EndTime == "" {
 				continue
 			}
 			from, err1 := time.Parse(time.RFC3339Nano, s.StartTime)
 			to, err2 := time.Parse(time.RFC3339Nano, s.EndTime)
 			if err1 != nil || err2 != nil {
-				return nil, fmt.Errorf("pod %s: times %q..%q", pod.Name, s.StartTime, s.EndTime)
+				return out, fmt.Errorf("pod %s: times %q..%q", pod.Name, s.StartTime, s.EndTime)
 			}
-			out = append(out, Interval{What: s.Phase + " " + s.Target, From: from, To: to})
+			out.Work = append(out.Work, Interval{What: s.Phase + " " + s.Target, From: from, To: to})
 		}
 	}
 	return out, nil

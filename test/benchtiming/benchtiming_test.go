@@ -50,6 +50,7 @@ func TestCompute(t *testing.T) {
 		Work: []Interval{{From: at(5), To: at(15)}, {From: at(6), To: at(20)}, {From: at(41), To: at(43)}},
 		// a restarts 3..6 (1 s beyond the work, which starts at 5) and 20..30, b 42..45 (2 s beyond the verify).
 		Unavailable: []Interval{{From: at(3), To: at(6)}, {From: at(20), To: at(30)}, {From: at(42), To: at(45)}},
+		RunPodsUp:   at(51), // the runners then wait for the common start until 53
 	}
 	r, err := Compute(in)
 	if err != nil {
@@ -67,7 +68,8 @@ func TestCompute(t *testing.T) {
 		{"WaitingForTargets", 1.5, 0, 0, 1.5},
 		{"Preparing", 38, 15, 12, 11},
 		{"Verifying", 10, 2, 2, 6},
-		{"Running: Jobs to runner start", 3, 0, 0, 3},
+		{"Running: Jobs to runner pods up", 1, 0, 0, 1},
+		{"Running: pods up, waiting for the common start", 2, 0, 0, 0},
 		{"Running: runner start to first second (sysbench connects)", 1, 0, 0, 1},
 	}
 	if len(r.ToFirstSecond) != len(wants) {
@@ -77,11 +79,12 @@ func TestCompute(t *testing.T) {
 	for i, w := range wants {
 		p := r.ToFirstSecond[i]
 		sum += p.Wall
-		if p.Name != w.name || p.Wall.Seconds() != w.wall || p.Work.Seconds() != w.work || p.Restarts.Seconds() != w.restarts || p.Overhead.Seconds() != w.overhead {
+		if p.Name != w.name || p.Wall.Seconds() != w.wall || p.Work.Seconds() != w.work || p.Restarts.Seconds() != w.restarts ||
+			p.Overhead.Seconds() != w.overhead || p.Work+p.Restarts+p.Wait+p.Overhead != p.Wall {
 			t.Errorf("phase %d: %+v, want %+v", i, p, w)
 		}
 	}
-	if sum != r.FirstSecond.Sub(r.Applied) || Overhead(r.ToFirstSecond) != 23*time.Second {
+	if sum != r.FirstSecond.Sub(r.Applied) || Overhead(r.ToFirstSecond) != 21*time.Second {
 		t.Errorf("phases add up to %v of %v; overhead %v", sum, r.FirstSecond.Sub(r.Applied), Overhead(r.ToFirstSecond))
 	}
 	// Run 1 ends at 64.2 (b), run 2's clocks start at 70 (both: 80-10, 80.5-10.5).
@@ -90,6 +93,12 @@ func TestCompute(t *testing.T) {
 	}
 	if len(r.AfterLastSecond) != 1 || r.AfterLastSecond[0].Wall != 1500*time.Millisecond || r.AfterLastSecond[0].Overhead != 1500*time.Millisecond {
 		t.Errorf("after the last second %+v", r.AfterLastSecond)
+	}
+	// Without the pods' start the whole stretch to the runner start counts as overhead.
+	in.RunPodsUp = time.Time{}
+	r2, _ := Compute(in)
+	if p := r2.ToFirstSecond[4]; p.Name != "Running: Jobs to runner start" || p.Overhead != 3*time.Second || len(r2.ToFirstSecond) != 6 {
+		t.Errorf("without the pods' start: %+v", r2.ToFirstSecond)
 	}
 	if s := r.String(); !strings.Contains(s, "apply to first second") || !strings.Contains(s, "Preparing") {
 		t.Errorf("table:\n%s", s)

@@ -100,14 +100,19 @@ func TestOrchestrationTiming(t *testing.T) {
 	done := waitBenchPhase(t, b, v1alpha1.BenchmarkCompleted)
 	restarts := rec.Stop()
 
-	work, err := benchtiming.Collect(ctx, k8s, done)
+	got, err := benchtiming.Collect(ctx, k8s, done)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(work) != 2 {
-		t.Errorf("runner work %+v, want prepare and verify", work)
+	if len(got.Work) != 2 {
+		t.Errorf("runner work %+v, want prepare and verify", got.Work)
 	}
-	rep, err := benchtiming.Compute(benchtiming.Input{Benchmark: done, Applied: applied, Work: work, Unavailable: restarts})
+	// The run pod's container started (finishBenchJob) when the run ended: no wait to report apart.
+	if got.RunPodsUp.IsZero() || got.RunPodsUp.Before(runFrom.Truncate(time.Second)) {
+		t.Errorf("run pods up at %v, the run started %v", got.RunPodsUp, runFrom)
+	}
+	rep, err := benchtiming.Compute(benchtiming.Input{Benchmark: done, Applied: applied, Work: got.Work, Unavailable: restarts,
+		RunPodsUp: got.RunPodsUp})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +129,7 @@ func TestOrchestrationTiming(t *testing.T) {
 		if p.Name != names[i] {
 			t.Errorf("phase %d is %q, want %q", i, p.Name, names[i])
 		}
-		if p.Work+p.Restarts+p.Overhead != p.Wall || p.Overhead < 0 {
+		if p.Work+p.Restarts+p.Wait+p.Overhead != p.Wall || p.Overhead < 0 {
 			t.Errorf("%s: work %v + restarts %v + overhead %v != wall %v", p.Name, p.Work, p.Restarts, p.Overhead, p.Wall)
 		}
 		sum += p.Wall
