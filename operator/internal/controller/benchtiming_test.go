@@ -107,12 +107,12 @@ func TestOrchestrationTiming(t *testing.T) {
 	if len(got.Work) != 2 {
 		t.Errorf("runner work %+v, want prepare and verify", got.Work)
 	}
-	// The run pod's container started (finishBenchJob) when the run ended: no wait to report apart.
-	if got.RunPodsUp.IsZero() || got.RunPodsUp.Before(runFrom.Truncate(time.Second)) {
-		t.Errorf("run pods up at %v, the run started %v", got.RunPodsUp, runFrom)
+	// finishBenchJob says the run pod's container started when the run ended (to the second, as the kubelet
+	// reports it): read back, but left out of the timeline, whose split at the pods' start the pure tests cover.
+	if got.RunPodsUp.IsZero() || got.RunPodsUp.Before(runTo.Truncate(time.Second)) {
+		t.Errorf("run pods up at %v, the run ended %v", got.RunPodsUp, runTo)
 	}
-	rep, err := benchtiming.Compute(benchtiming.Input{Benchmark: done, Applied: applied, Work: got.Work, Unavailable: restarts,
-		RunPodsUp: got.RunPodsUp})
+	rep, err := benchtiming.Compute(benchtiming.Input{Benchmark: done, Applied: applied, Work: got.Work, Unavailable: restarts})
 	if err != nil {
 		t.Fatal(err)
 	}
