@@ -24,18 +24,22 @@ import (
 // manager's client and informers, the event recorder, the pod log reader.
 type RequestCounter struct {
 	mu     sync.Mutex
-	counts map[string]int
+	counts map[string]map[string]int // namespace ("" for cluster-wide) -> "verb resource" -> count
 }
 
 // NewRequestCounter returns an empty counter.
-func NewRequestCounter() *RequestCounter { return &RequestCounter{counts: map[string]int{}} }
+func NewRequestCounter() *RequestCounter { return &RequestCounter{counts: map[string]map[string]int{}} }
 
 // Wrap is a rest.Config WrapTransport function.
 func (c *RequestCounter) Wrap(rt http.RoundTripper) http.RoundTripper {
 	return roundTripper(func(req *http.Request) (*http.Response, error) {
 		verb, resource := Classify(req)
+		ns := Namespace(req)
 		c.mu.Lock()
-		c.counts[verb+" "+resource]++
+		if c.counts[ns] == nil {
+			c.counts[ns] = map[string]int{}
+		}
+		c.counts[ns][verb+" "+resource]++
 		c.mu.Unlock()
 		return rt.RoundTrip(req)
 	})
@@ -49,18 +53,42 @@ func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { retur
 func (c *RequestCounter) Reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.counts = map[string]int{}
+	c.counts = map[string]map[string]int{}
 }
 
-// Snapshot is a copy of the counts, keyed "VERB resource".
+// Snapshot is a copy of the counts over every namespace, keyed "verb resource".
 func (c *RequestCounter) Snapshot() map[string]int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := make(map[string]int, len(c.counts))
-	for k, v := range c.counts {
+	out := map[string]int{}
+	for _, m := range c.counts {
+		for k, v := range m {
+			out[k] += v
+		}
+	}
+	return out
+}
+
+// SnapshotIn is a copy of the counts of requests to objects in one namespace.
+func (c *RequestCounter) SnapshotIn(namespace string) map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := map[string]int{}
+	for k, v := range c.counts[namespace] {
 		out[k] = v
 	}
 	return out
+}
+
+// Namespace is the namespace a request's path names, "" for cluster-wide requests.
+func Namespace(req *http.Request) string {
+	parts := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
+	for i := 0; i+2 < len(parts); i++ {
+		if parts[i] == "namespaces" && (parts[0] == "api" || parts[0] == "apis") {
+			return parts[i+1]
+		}
+	}
+	return ""
 }
 
 // Writes sums the requests that change something (create, update, patch, delete) in a snapshot.

@@ -35,6 +35,17 @@ func TestClassify(t *testing.T) {
 	}
 }
 
+func TestNamespace(t *testing.T) {
+	for url, want := range map[string]string{
+		"/api/v1/namespaces/a/pods/p/log": "a", "/apis/batch/v1/namespaces/b/jobs": "b",
+		"/api/v1/namespaces/c": "", "/api/v1/namespaces": "", "/api/v1/pods": "", "/version": "",
+	} {
+		if got := Namespace(httptest.NewRequest("GET", url, nil)); got != want {
+			t.Errorf("%s: namespace %q, want %q", url, got, want)
+		}
+	}
+}
+
 func TestRequestCounter(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
 	defer srv.Close()
@@ -50,6 +61,9 @@ func TestRequestCounter(t *testing.T) {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
+	}
+	if in := c.SnapshotIn("a"); in["patch configmaps"] != 2 || len(c.SnapshotIn("b")) != 0 {
+		t.Errorf("namespace a: %v", in)
 	}
 	snap := c.Snapshot()
 	if snap["patch configmaps"] != 2 || snap["get configmaps"] != 1 || snap["create events"] != 1 || Writes(snap) != 3 {
