@@ -117,8 +117,14 @@ func Compute(in Input) (Report, error) {
 	}
 
 	// Cut points before the first second: the first reconcile, every phase change, the first runner's start.
-	cuts := []Interval{{What: "queued (apply to first reconcile)", From: r.Applied, To: b.Status.StartedAt.Time}}
+	// The first reconcile: startedAt, which keeps seconds only, or better the first phase's start, which the
+	// same reconcile wrote to the microsecond.
 	hist := b.Status.PhaseHistory
+	firstReconcile := b.Status.StartedAt.Time
+	if len(hist) > 0 && hist[0].Time.Time.Sub(firstReconcile) < time.Second && !hist[0].Time.Time.Before(firstReconcile) {
+		firstReconcile = hist[0].Time.Time
+	}
+	cuts := []Interval{{What: "queued (apply to first reconcile)", From: r.Applied, To: firstReconcile}}
 	for i, h := range hist {
 		if !h.Time.Time.Before(r.FirstSecond) {
 			break
