@@ -136,14 +136,21 @@ func TestScale(t *testing.T) {
 
 	// Converged: every database observed with an Available condition, every Benchmark where it stays: its
 	// prepare Jobs created in a ready namespace, waiting for its targets in the others.
-	deadline := time.Now().Add(15 * time.Minute)
+	deadline := time.Now().Add(time.Duration(envInt(t, "ZNS_SCALE_CONVERGE", 40)) * time.Minute)
 	var last string
+	nextReport := time.Now().Add(30 * time.Second)
 	for {
 		if last = notConverged(ctx, k8s, ready); last == "" {
 			break
 		}
+		if time.Now().After(nextReport) || time.Now().After(deadline) {
+			snap, h := counter.Snapshot(), reconcileHists(t)
+			t.Logf("%s: %d API requests (%d writes), %d + %d reconciles so far; not converged: %s", time.Since(start).Round(time.Second),
+				total(snap), Writes(snap), h["znsdatabase"].Count, h["benchmark"].Count, last)
+			nextReport = time.Now().Add(30 * time.Second)
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("not converged after %s: %s", time.Since(start).Round(time.Second), last)
+			t.Fatalf("not converged after %s (ZNS_SCALE_CONVERGE minutes):\n%s", time.Since(start).Round(time.Second), Format(counter.Snapshot()))
 		}
 		time.Sleep(time.Second)
 	}
