@@ -72,6 +72,8 @@ func TestScale(t *testing.T) {
 		CRDDirectoryPaths:     []string{filepath.Join(filepath.Dir(file), "..", "..", "..", "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
 	}
+	// envtest's default service range, 10.0.0.0/24, holds 254 ClusterIPs: fewer than one Service per database.
+	env.ControlPlane.GetAPIServer().Configure().Set("service-cluster-ip-range", "10.96.0.0/16")
 	cfg, err := env.Start()
 	if err != nil {
 		t.Fatalf("envtest: %v", err)
