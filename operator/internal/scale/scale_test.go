@@ -168,7 +168,17 @@ func TestScale(t *testing.T) {
 	}
 	counter.Reset()
 	idleStart := reconcileHists(t)
-	time.Sleep(idle)
+	// Per minute too: writes left over from the convergence (items in their error backoff) die out, a
+	// steady cause does not.
+	for elapsed, prevWrites := time.Duration(0), 0; elapsed < idle; {
+		step := min(time.Minute, idle-elapsed)
+		time.Sleep(step)
+		elapsed += step
+		snap, h := counter.Snapshot(), reconcileHists(t)
+		t.Logf("idle %s: %d writes in the last %s; %d znsdatabase reconciles so far", elapsed, Writes(snap)-prevWrites, step,
+			h["znsdatabase"].Count-idleStart["znsdatabase"].Count)
+		prevWrites = Writes(snap)
+	}
 	quiet := counter.Snapshot()
 	idleEnd := reconcileHists(t)
 	mem, err := ReadMemory()
