@@ -59,6 +59,7 @@ fmt-check: ## Fail on files gofmt would change.
 vet: ## go vet every package (the in-guest QEMU tests carry a build tag).
 	go vet $(GO_PACKAGES)
 	go vet -tags zns_guest ./operator/internal/qemuguest/
+	go vet -tags scale ./operator/internal/scale/
 
 .PHONY: envtest-assets
 envtest-assets: ## Build (once, cached) kube-apiserver and etcd for envtest (hack/kubernetes.sh).
@@ -75,8 +76,14 @@ demo-zoned: ## The same on zoned devices, any machine: MyRocks and InnoDB on btr
 	hack/demo-zoned.sh
 
 .PHONY: bench
-bench: ## The runner must not cost throughput: bare sysbench vs the znsbench runner, same server, alternating.
+bench: ## The runner's cost: its own CPU time per second of run and its instruction count (valgrind), then the TPS ratio bare vs runner with its 95% CI.
+	go test ./operator/cmd/znsbench/ -run '^$$' -bench BenchmarkRunnerCPU -benchtime $(or $(BENCH_CPU_RUNS),2)x -timeout 30m -v
 	go test ./operator/cmd/znsbench/ -run '^$$' -bench BenchmarkRunnerOverhead -benchtime $(or $(BENCH_PAIRS),3)x -timeout 15m -v
+
+.PHONY: bench-scale
+bench-scale: ## The operator at scale on envtest: 500 ZNSDatabases, 100 Benchmarks; reconcile p50/p99, API writes/min when idle, memory.
+	@assets=$$(hack/envtest-assets.sh) && KUBEBUILDER_ASSETS=$$assets \
+		go test -tags scale -count=1 -run '^TestScale$$' -timeout 40m -v ./operator/internal/scale/
 
 .PHONY: qemu-guest
 qemu-guest: ## Build (once, cached) the QEMU guest with zoned block device support.

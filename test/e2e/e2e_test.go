@@ -40,6 +40,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
+	"github.com/zns-mysql/zns-mysql/test/benchtiming"
 )
 
 const operatorNamespace = "zns-mysql-system"
@@ -348,10 +349,14 @@ func runBenchmark(t *testing.T, ns, name string, spec v1alpha1.BenchmarkSpec) *v
 	spec.Targets = []v1alpha1.BenchmarkTarget{{Name: "rocks"}, {Name: "inno"}}
 	spec.Baseline = "inno"
 	b := &v1alpha1.Benchmark{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: spec}
+	rec := benchtiming.RecordAvailability(ctx, k8s, ns, []string{"rocks", "inno"}, 250*time.Millisecond)
+	applied := time.Now()
 	if err := k8s.Create(ctx, b); err != nil {
+		rec.Stop()
 		t.Fatal(err)
 	}
 	waitCompleted(t, b)
+	logTiming(t, b, applied, rec.Stop())
 	return b
 }
 

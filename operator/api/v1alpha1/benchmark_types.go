@@ -260,6 +260,13 @@ type BenchmarkStatus struct {
 	// +optional
 	EstimatedCompletionAt *metav1.Time `json:"estimatedCompletionAt,omitempty"`
 
+	// PhaseHistory is when each phase began, oldest first: the timeline the orchestration overhead is measured
+	// from (docs/performance.md). At most 32 entries; the oldest go first.
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=atomic
+	// +optional
+	PhaseHistory []PhaseTransition `json:"phaseHistory,omitempty"`
+
 	// StartedAt and CompletedAt bound the whole benchmark.
 	// +optional
 	StartedAt *metav1.Time `json:"startedAt,omitempty"`
@@ -282,6 +289,15 @@ type BenchmarkStatus struct {
 	// +listMapKey=type
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// MaxPhaseHistory bounds status.phaseHistory.
+const MaxPhaseHistory = 32
+
+// PhaseTransition is the moment a Benchmark entered a phase, to the microsecond (metav1.Time keeps seconds).
+type PhaseTransition struct {
+	Phase BenchmarkPhase   `json:"phase"`
+	Time  metav1.MicroTime `json:"time"`
 }
 
 // TargetState is where one target is.
@@ -378,6 +394,10 @@ type IterationResult struct {
 	StartTime string `json:"startTime,omitempty"`
 	// +optional
 	EndTime string `json:"endTime,omitempty"`
+	// DurationSec is sysbench's own measured time of the run ("total time"), in seconds: its clock started at
+	// about EndTime minus DurationSec, after it had connected its threads.
+	// +optional
+	DurationSec string `json:"durationSec,omitempty"`
 }
 
 // RunFigures are the measured figures of a run, as decimal strings.

@@ -46,6 +46,7 @@ func (r *runner) logf(format string, a ...any) {
 }
 
 func (r *runner) main(ctx context.Context) int {
+	started := r.now()
 	c := r.cfg
 	r.sum = benchresult.Summary{Phase: c.phase, Target: c.target, Iteration: c.iteration,
 		Workload: c.spec.Workload, Threads: c.spec.Threads}
@@ -86,6 +87,7 @@ func (r *runner) main(ctx context.Context) int {
 	} else {
 		r.sum.OK = true
 	}
+	r.logCPU(started)
 	r.report()
 	if !r.sum.OK {
 		return 1

@@ -110,3 +110,41 @@ func BytesPerTransaction(writtenBytes, transactions int64) (perTx float64, ok bo
 	}
 	return float64(writtenBytes) / float64(transactions), true
 }
+
+// tQuantile975 is Student's t distribution's 97.5% quantile for 1..30 degrees of freedom.
+var tQuantile975 = [...]float64{12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+	2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+	2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042}
+
+// MeanCI95 is the mean of a sample and the half-width of its two-sided 95% confidence interval (Student's t with
+// the sample standard deviation: the sample is small, and its spread is estimated from itself). ok is false for
+// fewer than two finite values, which give no interval.
+func MeanCI95(xs []float64) (mean, halfWidth float64, ok bool) {
+	var finite []float64
+	for _, x := range xs {
+		if !math.IsNaN(x) && !math.IsInf(x, 0) {
+			finite = append(finite, x)
+		}
+	}
+	n := len(finite)
+	if n == 0 {
+		return 0, 0, false
+	}
+	for _, x := range finite {
+		mean += x
+	}
+	mean /= float64(n)
+	if n < 2 {
+		return mean, 0, false
+	}
+	var ss float64
+	for _, x := range finite {
+		ss += (x - mean) * (x - mean)
+	}
+	sd := math.Sqrt(ss / float64(n-1))
+	t := 1.960
+	if df := n - 1; df <= len(tQuantile975) {
+		t = tQuantile975[df-1]
+	}
+	return mean, t * sd / math.Sqrt(float64(n)), true
+}

@@ -108,3 +108,30 @@ func TestBytesPerTransaction(t *testing.T) {
 		t.Error("no transactions: ok")
 	}
 }
+
+func TestMeanCI95(t *testing.T) {
+	// Two values 1 apart: mean 1.5, sample sd 0.7071, t(1) = 12.706, half-width 12.706*0.7071/sqrt(2) = 6.353.
+	m, h, ok := MeanCI95([]float64{1, 2, math.NaN()})
+	if !ok || m != 1.5 || math.Abs(h-6.353) > 1e-9 {
+		t.Errorf("two values: mean %v half-width %v ok %v", m, h, ok)
+	}
+	// Five values: mean 3, sample sd 1.5811, t(4) = 2.776, half-width 1.9630.
+	m, h, ok = MeanCI95([]float64{1, 2, 3, 4, 5})
+	if !ok || m != 3 || math.Abs(h-2.776*math.Sqrt(2.5)/math.Sqrt(5)) > 1e-12 {
+		t.Errorf("five values: mean %v half-width %v ok %v", m, h, ok)
+	}
+	// Many values use the normal quantile.
+	many := make([]float64, 100)
+	for i := range many {
+		many[i] = float64(i % 2)
+	}
+	if _, h, _ := MeanCI95(many); math.Abs(h-1.96*math.Sqrt(25.0/99)/10) > 1e-12 {
+		t.Errorf("100 values: half-width %v", h)
+	}
+	if _, _, ok := MeanCI95([]float64{7}); ok {
+		t.Error("one value gave an interval")
+	}
+	if _, _, ok := MeanCI95(nil); ok {
+		t.Error("no values gave an interval")
+	}
+}

@@ -122,6 +122,10 @@ func (r *BenchmarkReconciler) setPhase(b *v1alpha1.Benchmark, phase v1alpha1.Ben
 	if b.Status.Phase != phase {
 		t := metav1.NewTime(r.now())
 		b.Status.PhaseSince = &t
+		b.Status.PhaseHistory = append(b.Status.PhaseHistory, v1alpha1.PhaseTransition{Phase: phase, Time: metav1.NewMicroTime(t.Time)})
+		if n := len(b.Status.PhaseHistory); n > v1alpha1.MaxPhaseHistory {
+			b.Status.PhaseHistory = b.Status.PhaseHistory[n-v1alpha1.MaxPhaseHistory:]
+		}
 	}
 	b.Status.Phase = phase
 	b.Status.Progress = progress

@@ -26,6 +26,14 @@ func positive(v float64) string {
 	return decimal(v)
 }
 
+// seconds formats a duration in seconds as sysbench prints it (four decimals); empty when unknown.
+func seconds(v float64) string {
+	if v <= 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return ""
+	}
+	return strconv.FormatFloat(v, 'f', 4, 64)
+}
+
 // ratio formats a/b with three decimals; empty when b is zero or either is unknown.
 func ratio(a, b float64, known bool) string {
 	if !known || b == 0 || math.IsNaN(a) || math.IsNaN(b) {
@@ -43,6 +51,7 @@ func iterationResult(iteration int32, s benchresult.Summary, seriesConfigMap str
 		DataBytes:       s.DataBytes,
 		StartTime:       s.StartTime,
 		EndTime:         s.EndTime,
+		DurationSec:     seconds(s.DurationSec),
 		RunFigures: v1alpha1.RunFigures{
 			TPS:              decimal(s.TPS),
 			QPS:              decimal(s.QPS),

@@ -27,6 +27,7 @@ import (
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
 	"github.com/zns-mysql/zns-mysql/operator/internal/controller"
+	"github.com/zns-mysql/zns-mysql/operator/internal/scale"
 	"github.com/zns-mysql/zns-mysql/test/envtestreap"
 )
 
@@ -142,14 +143,18 @@ func consistently(t *testing.T, what string, d time.Duration, cond func() error)
 }
 
 var (
-	stopCurrent func()
+	stopCurrent     func()
+	managerRequests = scale.NewRequestCounter()
 	// podLogs plays the kubelet's log endpoint, which envtest lacks: tests record what a runner pod printed.
 	podLogs = &recordedLogs{logs: map[string]string{}}
 )
 
 // startManager starts a manager with the operator's reconcilers, as cmd/manager does.
 func startManager() error {
-	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{
+	// Every request the manager makes is counted (TestNoWritesWhenNothingChanges).
+	mcfg := rest.CopyConfig(restCfg)
+	mcfg.WrapTransport = managerRequests.Wrap
+	mgr, err := ctrl.NewManager(mcfg, ctrl.Options{
 		Scheme:  clientgoscheme.Scheme,
 		Metrics: metricsserver.Options{BindAddress: "0"},
 		Client:  client.Options{Cache: &client.CacheOptions{DisableFor: controller.UncachedObjects()}},
