@@ -381,11 +381,31 @@ build_busybox() {
   "$out/busybox" true
 }
 
+# await_rc RCFILE PID: wait until the background step PID wrote its exit status to RCFILE, and return it. Not
+# `wait PID`: a background job that had already ended before the wait could be forgotten by bash (set -m
+# toggled around it), and `wait` then blocked on the heartbeat's ticker forever (seen: 25 minutes on a rootfs
+# part that was complete).
+await_rc() {
+  while [[ ! -s "$1" ]]; do
+    if ! kill -0 "$2" 2>/dev/null; then
+      [[ -s "$1" ]] && break
+      log "the background step (pid $2) ended without an exit status"
+      return 1
+    fi
+    sleep 1
+  done
+  return "$(<"$1")"
+}
+
 # The rootfs (network and disk bound) builds in the background while the Go builds use the CPUs.
 ROOTFS_T0=$(now)
 if [[ ! -f "${PARTS}/${ROOTFS_PART}/.complete" || "$REBUILD" == 2 ]]; then
   set -m # its own process group, so that cleanup can stop debootstrap too
-  (part "$ROOTFS_PART" build_rootfs) &
+  (
+    rc=0
+    part "$ROOTFS_PART" build_rootfs || rc=$?
+    echo "$rc" >"${WORK}/rootfs.rc"
+  ) &
   ROOTFS_PID=$!
   set +m
   log "part 1/${PARTS_TOTAL} ${ROOTFS_PART}: building in the background (debootstrap: network and disk bound)"
@@ -397,7 +417,11 @@ PART_N=1
 # read from the source here and checked against kubeadm's own image list once that is built.
 if [[ ! -f "${PARTS}/${KUBE_PART}/.complete" || "$REBUILD" == 2 ]]; then
   set -m
-  "${REPO_ROOT}/hack/kubernetes.sh" node >"${WORK}/kube-dir" &
+  (
+    rc=0
+    "${REPO_ROOT}/hack/kubernetes.sh" node >"${WORK}/kube-dir" || rc=$?
+    echo "$rc" >"${WORK}/kube.rc"
+  ) &
   KUBE_PID=$!
   set +m
   log "part 2/${PARTS_TOTAL} ${KUBE_PART}: building in the background (hack/kubernetes.sh)"
@@ -417,7 +441,7 @@ BUSYBOX="${PARTS}/busybox-${BUSYBOX_VERSION//[:~+]/_}/busybox"
 HELPER_IMAGE="zns-mysql.local/local-path-helper:busybox-${BUSYBOX_VERSION//[:~+]/_}"
 
 if [[ -n "$KUBE_PID" ]]; then
-  heartbeat "waiting for part 2/${PARTS_TOTAL} ${KUBE_PART}" "hack/kubernetes.sh" wait "$KUBE_PID" ||
+  heartbeat "waiting for part 2/${PARTS_TOTAL} ${KUBE_PART}" "hack/kubernetes.sh" await_rc "${WORK}/kube.rc" "$KUBE_PID" ||
     die "building the Kubernetes binaries failed (see the output above); a rerun resumes from the Go build cache"
   KUBE_PID=""
   KUBE_DIR=$(cat "${WORK}/kube-dir")
@@ -434,7 +458,7 @@ PAUSE_TAG=$(image_tag pause)
 
 if [[ -n "$ROOTFS_PID" ]]; then
   rc=0
-  heartbeat "waiting for part 1/${PARTS_TOTAL} ${ROOTFS_PART}" "debootstrap" wait "$ROOTFS_PID" || rc=$?
+  heartbeat "waiting for part 1/${PARTS_TOTAL} ${ROOTFS_PART}" "debootstrap" await_rc "${WORK}/rootfs.rc" "$ROOTFS_PID" || rc=$?
   ((rc == 0)) || die "building the rootfs failed (see the output above)"
   log "$(printf '%-34s %7ss' "rootfs (wall, from start)" "$(elapsed "$ROOTFS_T0")")"
 else
