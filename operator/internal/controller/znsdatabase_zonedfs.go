@@ -45,6 +45,9 @@ func (r *ZNSDatabaseReconciler) reconcileZonedFilesystem(ctx context.Context, st
 	}
 	if capacity <= 0 {
 		msg := "the preflight report has no device capacity; delete Job " + db.PreflightJobName() + " to inspect the device again"
+		if !isBlockedBy(db, "PreflightFailed") {
+			event.PreflightFailed.Emit(db, r.Recorder, msg)
+		}
 		blocked(db, "PreflightFailed", msg)
 		return &ctrl.Result{}, nil
 	}
