@@ -32,7 +32,8 @@ const (
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Progress",type=string,JSONPath=`.status.progress`
 // +kubebuilder:printcolumn:name="Result",type=string,JSONPath=`.status.result`
-// +kubebuilder:printcolumn:name="Elapsed",type=string,JSONPath=`.status.elapsed`
+// +kubebuilder:printcolumn:name="Started",type=date,JSONPath=`.status.startedAt`
+// +kubebuilder:printcolumn:name="Took",type=string,JSONPath=`.status.elapsed`
 // +kubebuilder:printcolumn:name="Targets",type=string,JSONPath=`.status.conditions[?(@.type=="TargetsReady")].reason`,priority=1
 // +kubebuilder:printcolumn:name="Baseline",type=string,JSONPath=`.status.baseline`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
@@ -250,8 +251,8 @@ type BenchmarkStatus struct {
 	// +optional
 	Result string `json:"result,omitempty"`
 
-	// Elapsed is the time since the benchmark started ("4m05s"), as of the last status update (at most a few
-	// seconds old while it runs), and its whole length once it ended.
+	// Elapsed is the whole length of the benchmark once it ended ("4m05s"); empty while it is under way, when
+	// kubectl shows the time since startedAt instead (so that a waiting Benchmark writes no status).
 	// +optional
 	Elapsed string `json:"elapsed,omitempty"`
 

@@ -87,16 +87,14 @@ func LastInterval(text string) (sysbench.Interval, bool) {
 	return res.Intervals[len(res.Intervals)-1], true
 }
 
-// timing fills what `kubectl get benchmarks` and `kubectl zns watch` show: the one-line result, the elapsed
-// time and, once the runs are scheduled, the estimated end. While the Benchmark runs, elapsed moves in steps
-// of 5 s, so that it does not make every reconcile write status; the estimate is computed from the run's
-// common start, never from the clock, for the same reason.
+// timing fills what `kubectl get benchmarks` and `kubectl zns watch` show: the one-line result, the whole
+// length once it ended and, once the runs are scheduled, the estimated end. Nothing here follows the clock, so
+// that a Benchmark that waits writes nothing: while it is under way `kubectl get` shows the time since
+// status.startedAt (a date column) and watch computes it; the estimate comes from the run's common start.
 func (r *BenchmarkReconciler) timing(b *v1alpha1.Benchmark) {
 	b.Status.Result = report.ResultLine(b)
-	if el, ok := report.Elapsed(b, r.now()); ok {
-		if b.Status.CompletedAt == nil {
-			el = el.Truncate(5 * time.Second)
-		}
+	b.Status.Elapsed = ""
+	if el, ok := report.Elapsed(b, r.now()); ok && b.Status.CompletedAt != nil {
 		b.Status.Elapsed = report.Short(el)
 	}
 	switch {

@@ -99,8 +99,9 @@ func TestBenchmarkLiveResultAndElapsed(t *testing.T) {
 	if e := cur.Status.EstimatedCompletionAt; e == nil || !e.Time.Equal(want) {
 		t.Errorf("estimatedCompletionAt %v, want run 1's start + its duration + one more run with its delay = %v", e, want)
 	}
-	if cur.Status.Elapsed == "" || cur.Status.Result != "" {
-		t.Errorf("elapsed %q, result %q while running", cur.Status.Elapsed, cur.Status.Result)
+	// Under way, nothing follows the clock (kubectl shows the time since startedAt): no status write per poll.
+	if cur.Status.Elapsed != "" || cur.Status.StartedAt == nil || cur.Status.Result != "" {
+		t.Errorf("elapsed %q, startedAt %v, result %q while running", cur.Status.Elapsed, cur.Status.StartedAt, cur.Status.Result)
 	}
 
 	// The running pod makes way for the one finishBenchJob records as terminated (a Job of backoffLimit 0 has
@@ -145,7 +146,7 @@ func TestBenchmarkLiveResultAndElapsed(t *testing.T) {
 			cols[fmt.Sprint(m["name"])] = fmt.Sprint(m["jsonPath"])
 		}
 	}
-	if cols["Result"] != ".status.result" || cols["Elapsed"] != ".status.elapsed" {
+	if cols["Result"] != ".status.result" || cols["Started"] != ".status.startedAt" || cols["Took"] != ".status.elapsed" {
 		t.Errorf("printer columns %v", cols)
 	}
 }
