@@ -12,6 +12,8 @@
 #                                           (no registry is reachable)
 #   libseccomp-dev libc6-dev gcc            runc and pause for the offline kind node image (hack/kind)
 #   btrfs-progs f2fs-tools                  zoned btrfs and f2fs, made by znsdb in the QEMU guest (make demo-zoned)
+#   prometheus prometheus-mysqld-exporter   the e2e suite's real Prometheus, and the exporter the entrypoint test
+#                                           logs in with (the images carry the same exporter)
 #
 #   hack/install-deps.sh         everything above (make test)
 #   hack/install-deps.sh demo    only what make demo needs on the host: the image and node builds (debootstrap,
@@ -35,7 +37,7 @@ case "${1:-all}" in
   all)
     packages=(git make gcc ca-certificates mariadb-server mariadb-plugin-rocksdb mariadb-client sysbench fio
       qemu-system-x86 busybox-static cpio kmod xz-utils debootstrap libseccomp-dev libc6-dev util-linux
-      btrfs-progs f2fs-tools)
+      btrfs-progs f2fs-tools prometheus prometheus-mysqld-exporter)
     ;;
   demo) packages=(git make gcc ca-certificates busybox-static kmod xz-utils debootstrap libseccomp-dev libc6-dev util-linux) ;;
   *) fail "unknown set '${1}'" "hack/install-deps.sh [all|demo]" ;;

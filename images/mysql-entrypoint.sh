@@ -65,20 +65,26 @@ for a in "$@"; do
 done
 server_args=(${defaults:+"$defaults"} "${args[@]}")
 
-# The datadir: the last one the config gives, overridden by a --datadir= argument.
-datadir=""
-if [[ $defaults == --defaults-file=* ]]; then
-  file=${defaults#--defaults-file=}
-  [[ -r $file ]] || die "cannot read $file"
-  if command -v my_print_defaults >/dev/null 2>&1; then
-    datadir=$(my_print_defaults "--defaults-file=$file" "${groups[@]}" | sed -n 's/^--datadir=//p' | tail -n1)
-  else
-    datadir=$(sed -n 's/^[[:space:]]*datadir[[:space:]]*=[[:space:]]*//p' "$file" | tail -n1)
+# option_value NAME: the last value the config gives to a server option, overridden by a --NAME= argument.
+option_value() {
+  local name=$1 value="" file a
+  if [[ $defaults == --defaults-file=* ]]; then
+    file=${defaults#--defaults-file=}
+    [[ -r $file ]] || die "cannot read $file"
+    if command -v my_print_defaults >/dev/null 2>&1; then
+      value=$(my_print_defaults "--defaults-file=$file" "${groups[@]}" | sed -n "s/^--${name}=//p" | tail -n1)
+    else
+      value=$(sed -n "s/^[[:space:]]*${name}[[:space:]]*=[[:space:]]*//p" "$file" | tail -n1)
+    fi
   fi
-fi
-for a in "${args[@]}"; do
-  [[ $a == --datadir=* ]] && datadir=${a#--datadir=}
-done
+  for a in "${args[@]}"; do
+    [[ $a == --${name}=* ]] && value=${a#--"${name}"=}
+  done
+  printf '%s' "$value"
+}
+
+# The datadir.
+datadir=$(option_value datadir)
 datadir=${datadir:-/var/lib/mysql}
 datadir=${datadir%/}
 parent=$(dirname "$datadir")
@@ -214,6 +220,36 @@ case "$state" in
     ;;
   *) die "unknown initialisation state '$state' in $state_file" ;;
 esac
+
+# The zns_exporter account of the metrics sidecar (ZNSDatabase spec.metrics): its password is made here once and
+# kept in a client option file next to the datadir (0600, owned by this uid), which the sidecar reads from the same
+# volume, so it is in no Secret, spec or environment. mysqld (re)creates the account from an init file at every
+# start: a database initialised before the account existed gets it too. A failure here costs the metrics, never
+# the database: it is logged and mysqld starts without the account. ZNS_EXPORTER_ACCOUNT=0 leaves it out.
+exporter_account() {
+  local cnf=$parent/.zns-exporter.cnf socket pw auth="" sql_file
+  socket=$(option_value socket)
+  socket=${socket:-/var/run/mysqld/mysqld.sock}
+  if [[ ! -s $cnf ]]; then
+    pw=$(head -c 24 /dev/urandom | base64 | tr -d '/+=\n')
+    (umask 077 && printf '[client]\nuser=zns_exporter\npassword=%s\nsocket=%s\n' "$pw" "$socket" >"$cnf.tmp") &&
+      mv -f "$cnf.tmp" "$cnf" || { log "warning: cannot write $cnf: no metrics account"; return 0; }
+  fi
+  pw=$(sed -n 's/^password=//p' "$cnf" | tail -n1)
+  [[ $pw =~ ^[A-Za-z0-9]{16,}$ ]] || { log "warning: $cnf holds no usable password (delete it and restart the pod): no metrics account"; return 0; }
+  [[ $flavor == percona ]] && auth="WITH mysql_native_password "
+  sql_file=$(dirname "$socket")/zns-exporter-init.sql
+  (umask 077 && cat >"$sql_file" <<SQL
+SET SESSION sql_log_bin=0;
+CREATE USER IF NOT EXISTS 'zns_exporter'@'localhost' IDENTIFIED ${auth}BY '${pw}' WITH MAX_USER_CONNECTIONS 3;
+ALTER USER 'zns_exporter'@'localhost' IDENTIFIED ${auth}BY '${pw}';
+GRANT PROCESS, REPLICATION CLIENT, SELECT ON *.* TO 'zns_exporter'@'localhost';
+SQL
+  ) || { log "warning: cannot write $sql_file: no metrics account"; return 0; }
+  server_args+=("--init-file=$sql_file")
+  log "the metrics account zns_exporter@localhost is (re)made at start; its client options are in $cnf"
+}
+[[ ${ZNS_EXPORTER_ACCOUNT:-1} == 0 ]] || exporter_account
 
 trap - EXIT TERM INT
 unset MYSQL_ROOT_PASSWORD MYSQL_PWD

@@ -193,26 +193,28 @@ func TestTemplate(t *testing.T) {
 	wants := map[string]want{
 		"default": {
 			objects: []string{
-				"ClusterRole/zns-mysql-manager", "ClusterRoleBinding/zns-mysql-manager", "Deployment/zns-mysql",
+				"ClusterRole/zns-mysql-manager", "ClusterRole/zns-mysql-metrics-reader", "ClusterRoleBinding/zns-mysql-manager",
+				"Deployment/zns-mysql",
 				"Role/zns-mysql-leader-election", "RoleBinding/zns-mysql-leader-election",
 				"Service/zns-mysql-metrics", "ServiceAccount/zns-mysql",
 			},
 			args: []string{
-				"--leader-elect=true", "--metrics-bind-address=:8080", "--health-probe-bind-address=:8081",
+				"--leader-elect=true", "--metrics-bind-address=:8443", "--metrics-secure=true", "--health-probe-bind-address=:8081",
 				"--percona-image=zns-mysql/percona-zenfs:" + av, "--mariadb-image=zns-mysql/mariadb-myrocks:" + av,
 				"--bench-image=zns-mysql/bench:" + av, "--zap-log-level=info", "--zap-encoder=json",
 			},
 			image: "zns-mysql/operator:" + av, pullPolicy: corev1.PullIfNotPresent, replicas: 1, sa: "zns-mysql",
-			ports: map[string]int32{"metrics": 8080, "health": 8081},
+			ports: map[string]int32{"metrics": 8443, "health": 8081},
 		},
 		"custom": {
 			objects: []string{
-				"ClusterRole/zns-op-manager", "ClusterRoleBinding/zns-op-manager", "Deployment/zns-op",
+				"ClusterRole/zns-op-manager", "ClusterRole/zns-op-metrics-reader", "ClusterRoleBinding/zns-op-manager",
+				"ConfigMap/zns-op-dashboard", "Deployment/zns-op",
 				"Role/zns-op-leader-election", "RoleBinding/zns-op-leader-election",
 				"Service/zns-op-metrics", "ServiceAccount/zns-operator",
 			},
 			args: []string{
-				"--leader-elect=true", "--metrics-bind-address=:9090", "--health-probe-bind-address=:9091",
+				"--leader-elect=true", "--metrics-bind-address=:9090", "--metrics-secure=false", "--health-probe-bind-address=:9091",
 				"--percona-image=registry.example.test:5000/zns/percona-zenfs:8.0.36-28",
 				"--mariadb-image=registry.example.test:5000/zns/mariadb-myrocks:10.11",
 				"--bench-image=registry.example.test:5000/zns/bench:custom",

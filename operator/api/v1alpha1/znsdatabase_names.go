@@ -41,7 +41,17 @@ const (
 	SocketPath      = RunDir + "/mysqld.sock"
 	PidFilePath     = RunDir + "/mysqld.pid"
 	RootPasswordKey = "password"
+	// Ports of the metrics sidecars (spec.metrics) and their names, which PodMonitors scrape.
+	MySQLExporterPort     = 9104
+	ZonedMetricsPort      = 9105
+	MySQLExporterPortName = "mysqld-metrics"
+	ZonedMetricsPortName  = "zns-metrics"
 )
+
+// MetricsEnabled reports whether the pod runs the metrics sidecars (the default).
+func (db *ZNSDatabase) MetricsEnabled() bool {
+	return db.Spec.Metrics.Enabled == nil || *db.Spec.Metrics.Enabled
+}
 
 // Name limits. Kubernetes caps DNS labels and label values at 63 characters, and the operator derives the names
 // and labels of its children from a ZNSDatabase's and a Benchmark's names, so those are capped by the longest

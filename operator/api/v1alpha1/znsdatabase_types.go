@@ -91,6 +91,17 @@ type ZNSDatabase struct {
 	Status ZNSDatabaseStatus `json:"status,omitempty"`
 }
 
+// MetricsSpec are the database pod's exporters.
+type MetricsSpec struct {
+	// Enabled adds two sidecars that Prometheus scrapes: prometheus-mysqld-exporter on port 9104 (named
+	// mysqld-metrics; it logs in over the socket as the zns_exporter account, which the image's entrypoint keeps
+	// with PROCESS, REPLICATION CLIENT and SELECT) and `znsdb metrics` on port 9105 (named zns-metrics: ZenFS
+	// space, zones by state, device bytes written, datadir space). On when unset. Turn it off for an image that
+	// lacks prometheus-mysqld-exporter, or to leave the node's CPU to mysqld alone.
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
+}
+
 // ZNSDatabaseSpec is what the user asks for.
 //
 // +kubebuilder:validation:XValidation:rule="has(self.storage.volume) || ((has(self.storage.zonedDevice) && has(self.storage.zonedDevice.filesystem) && self.storage.zonedDevice.filesystem != 'zenfs') || (has(self.storage.zonedClaim) && has(self.storage.zonedClaim.filesystem) && self.storage.zonedClaim.filesystem != 'zenfs')) || !has(self.engine) || self.engine == 'rocksdb'",message="ZenFS serves only the rocksdb engine (MyRocks); for innodb on a zoned device set filesystem btrfs or f2fs, or use storage.volume"
@@ -149,6 +160,10 @@ type ZNSDatabaseSpec struct {
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
 	// +optional
 	RootPasswordSecretName string `json:"rootPasswordSecretName,omitempty"`
+
+	// Metrics adds Prometheus exporters to the database pod (docs/observability.md).
+	// +optional
+	Metrics MetricsSpec `json:"metrics,omitempty"`
 
 	// ZenFS controls how the zoned device is formatted. Ignored for storage.volume.
 	// +kubebuilder:default={}

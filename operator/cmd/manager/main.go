@@ -16,21 +16,30 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
 	"github.com/zns-mysql/zns-mysql/operator/internal/controller"
+	"github.com/zns-mysql/zns-mysql/operator/internal/opmetrics"
 )
+
+// The secure metrics endpoint asks the API server who a scraper is and whether it may read /metrics.
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 
 func main() {
 	var (
 		metricsAddr, probeAddr      string
-		leaderElect                 bool
+		leaderElect, metricsSecure  bool
 		perconaImage, mariadbImage  string
 		benchImage                  string
 		preflightRetry, blockedWait time.Duration
 	)
-	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "address the metrics endpoint binds to; 0 disables it")
+	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8443", "address the metrics endpoint binds to; 0 disables it")
+	flag.BoolVar(&metricsSecure, "metrics-secure", true, "serve metrics over HTTPS to clients the API server authenticates "+
+		"(TokenReview) and authorizes (SubjectAccessReview: get on the non-resource URL /metrics); false serves plain HTTP to anyone")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address the health probes bind to")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "elect a leader so that only one replica reconciles")
 	flag.StringVar(&perconaImage, "percona-image", "zns-mysql/percona-zenfs:latest", "default MySQL image for flavor percona")
@@ -48,10 +57,18 @@ func main() {
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(v1alpha1.AddToScheme(scheme))
 
+	metricsOpts := metricsserver.Options{BindAddress: metricsAddr}
+	if metricsSecure {
+		// controller-runtime makes a self-signed certificate when given none; Prometheus scrapes it with
+		// insecure_skip_verify and its ServiceAccount token, as in every kubebuilder project.
+		metricsOpts.SecureServing = true
+		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+
 	managed := labels.SelectorFromSet(labels.Set{v1alpha1.LabelManagedBy: v1alpha1.ManagedByValue})
 	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
 		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: metricsAddr},
+		Metrics:                metricsOpts,
 		HealthProbeBindAddress: probeAddr,
 		LeaderElection:         leaderElect,
 		LeaderElectionID:       "zns-mysql-operator.zns-mysql.dev",
@@ -75,6 +92,10 @@ func main() {
 	}
 	if err := controller.SetupBenchmark(mgr, benchImage, nil); err != nil {
 		setupLog.Error(err, "cannot set up the Benchmark controller")
+		os.Exit(1)
+	}
+	if err := opmetrics.Register(crmetrics.Registry, mgr.GetClient()); err != nil {
+		setupLog.Error(err, "cannot register the operator's metrics")
 		os.Exit(1)
 	}
 	utilruntime.Must(mgr.AddHealthzCheck("healthz", healthz.Ping))

@@ -91,6 +91,8 @@ func TestBenchmarkLiveResultAndElapsed(t *testing.T) {
 		}
 		return nil
 	})
+	metrics := newMetricsClient(t, ns, true)
+	checkLiveMetrics(t, metrics, ns, "live", "tenant1", iv.TPS)
 	if targetStatus(cur, "inno").Live != nil {
 		t.Errorf("inno has no running pod, yet live %+v", targetStatus(cur, "inno").Live)
 	}
@@ -130,6 +132,7 @@ func TestBenchmarkLiveResultAndElapsed(t *testing.T) {
 	if l := targetStatus(cur, "tenant1").Live; l != nil {
 		t.Errorf("live figures kept after the run: %+v", l)
 	}
+	checkResultMetrics(t, metrics, ns, "live", map[string]float64{"tenant1": 150, "inno": 100}, map[string]float64{"tenant1": 1.5})
 
 	// kubectl get benchmarks prints them.
 	crd := &unstructured.Unstructured{}

@@ -23,10 +23,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
 	"github.com/zns-mysql/zns-mysql/operator/internal/controller"
+	"github.com/zns-mysql/zns-mysql/operator/internal/opmetrics"
 	"github.com/zns-mysql/zns-mysql/operator/internal/scale"
 	"github.com/zns-mysql/zns-mysql/test/envtestreap"
 )
@@ -143,7 +146,9 @@ func consistently(t *testing.T, what string, d time.Duration, cond func() error)
 }
 
 var (
-	stopCurrent     func()
+	stopCurrent func()
+	// metricsAddr is where the suite's manager serves its metrics (the same port across restarts).
+	metricsAddr     string
 	managerRequests = scale.NewRequestCounter()
 	// podLogs plays the kubelet's log endpoint, which envtest lacks: tests record what a runner pod printed.
 	podLogs = &recordedLogs{logs: map[string]string{}}
@@ -154,10 +159,19 @@ func startManager() error {
 	// Every request the manager makes is counted (TestNoWritesWhenNothingChanges).
 	mcfg := rest.CopyConfig(restCfg)
 	mcfg.WrapTransport = managerRequests.Wrap
+	if metricsAddr == "" {
+		addr, err := freeLocalAddr()
+		if err != nil {
+			return err
+		}
+		metricsAddr = addr
+	}
 	mgr, err := ctrl.NewManager(mcfg, ctrl.Options{
-		Scheme:  clientgoscheme.Scheme,
-		Metrics: metricsserver.Options{BindAddress: "0"},
-		Client:  client.Options{Cache: &client.CacheOptions{DisableFor: controller.UncachedObjects()}},
+		Scheme: clientgoscheme.Scheme,
+		// As cmd/manager serves them: HTTPS, callers authenticated and authorized by the API server.
+		Metrics: metricsserver.Options{BindAddress: metricsAddr, SecureServing: true,
+			FilterProvider: filters.WithAuthenticationAndAuthorization},
+		Client: client.Options{Cache: &client.CacheOptions{DisableFor: controller.UncachedObjects()}},
 		// A restarted manager registers the same controller names again.
 		Controller: ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
 	})
@@ -172,6 +186,9 @@ func startManager() error {
 		return err
 	}
 	if err := controller.SetupBenchmark(mgr, benchTestImage, podLogs); err != nil {
+		return err
+	}
+	if err := opmetrics.Register(crmetrics.Registry, mgr.GetClient()); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithCancel(context.Background())

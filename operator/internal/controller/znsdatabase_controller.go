@@ -238,6 +238,7 @@ func SetupZNSDatabase(mgr ctrl.Manager, opts Options) error {
 		PreflightRetry: opts.PreflightRetry,
 		BlockedRetry:   opts.BlockedRetry,
 	}
+	knownOutcomes()
 	return r.SetupWithManager(mgr)
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/zns-mysql/zns-mysql/operator/internal/dbinit"
 	"github.com/zns-mysql/zns-mysql/operator/internal/deviceid"
 	"github.com/zns-mysql/zns-mysql/operator/internal/event"
+	"github.com/zns-mysql/zns-mysql/operator/internal/opmetrics"
 	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
 )
 
@@ -87,14 +88,14 @@ func (r *ZNSDatabaseReconciler) reconcilePreflight(ctx context.Context, st *stat
 		}
 		msg := fmt.Sprintf("%s is %s with %d zones of %s, scheduler %s", describeDevice(db), report.Device.Model,
 			report.Device.NrZones, resource.NewQuantity(report.Device.ZoneSizeBytes, resource.BinarySI), report.Device.Scheduler)
-		event.DeviceAccepted.Emit(db, r.Recorder, msg)
+		r.verdict(db, opmetrics.StepPreflight, event.DeviceAccepted, msg)
 		setCondition(db, ConditionDeviceReady, metav1.ConditionTrue, "PreflightPassed", msg)
 		r.setDeviceWarnings(db, report)
 		return nil, nil
 	case report != nil && len(report.Problems) > 0:
 		msg := fmt.Sprintf("%s cannot hold %s: %s", describeDevice(db), db.ZonedFilesystem(), joinProblems(report))
 		if !isBlockedBy(db, "DeviceRefused") {
-			event.DeviceRefused.Emit(db, r.Recorder, msg)
+			r.verdict(db, opmetrics.StepPreflight, event.DeviceRefused, msg)
 		}
 		setCondition(db, ConditionDeviceReady, metav1.ConditionFalse, "DeviceRefused", msg)
 		blocked(db, "DeviceRefused", msg)
@@ -108,7 +109,7 @@ func (r *ZNSDatabaseReconciler) reconcilePreflight(ctx context.Context, st *stat
 		}
 		msg := fmt.Sprintf("the preflight of %s failed: %s", describeDevice(db), detail)
 		if !isBlockedBy(db, "PreflightFailed") {
-			event.PreflightFailed.Emit(db, r.Recorder, msg)
+			r.verdict(db, opmetrics.StepPreflight, event.PreflightFailed, msg)
 		}
 		setCondition(db, ConditionDeviceReady, metav1.ConditionFalse, "PreflightFailed", msg)
 		blocked(db, "PreflightFailed", msg)
@@ -362,4 +363,20 @@ func (r *ZNSDatabaseReconciler) finalize(ctx context.Context, db *v1alpha1.ZNSDa
 	patch := client.MergeFrom(db.DeepCopy())
 	controllerutil.RemoveFinalizer(db, Finalizer)
 	return r.Patch(ctx, db, patch)
+}
+
+// verdict announces a device step's outcome with its Event and counts it in the operator's metrics.
+func (r *ZNSDatabaseReconciler) verdict(db *v1alpha1.ZNSDatabase, step string, ev event.Event, msg string) {
+	ev.Emit(db, r.Recorder, msg)
+	opmetrics.CountOutcome(step, ev.Reason)
+}
+
+// knownOutcomes are the verdicts the metrics list at zero from the start.
+func knownOutcomes() {
+	for _, ev := range []event.Event{event.DeviceAccepted, event.DeviceRefused, event.PreflightFailed} {
+		opmetrics.KnownOutcome(opmetrics.StepPreflight, ev.Reason)
+	}
+	for _, ev := range []event.Event{event.Formatted, event.FormatRefused, event.FormatFailed, event.DeviceBusy, event.DeviceRefused} {
+		opmetrics.KnownOutcome(opmetrics.StepFormat, ev.Reason)
+	}
 }

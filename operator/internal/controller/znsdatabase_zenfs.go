@@ -17,6 +17,7 @@ import (
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
 	"github.com/zns-mysql/zns-mysql/operator/internal/dbinit"
 	"github.com/zns-mysql/zns-mysql/operator/internal/event"
+	"github.com/zns-mysql/zns-mysql/operator/internal/opmetrics"
 	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zbd"
 )
@@ -55,14 +56,14 @@ func (r *ZNSDatabaseReconciler) readFormatReport(ctx context.Context, db *v1alph
 	}
 	if term.ExitCode == 0 {
 		if report != nil && report.ZenFS != nil && report.ZenFS.Action == dbinit.ActionFormat && !wasFormatted {
-			event.Formatted.Emit(db, r.Recorder, fmt.Sprintf("created ZenFS on %s: %s", describeDevice(db), report.ZenFS.Reason))
+			r.verdict(db, opmetrics.StepFormat, event.Formatted, fmt.Sprintf("created ZenFS on %s: %s", describeDevice(db), report.ZenFS.Reason))
 		}
 		return nil, nil
 	}
 	reason, ev, detail := formatFailure(report, raw)
 	msg := fmt.Sprintf("the format step for %s stopped mysqld from starting: %s", describeDevice(db), detail)
 	if !isBlockedBy(db, reason) {
-		ev.Emit(db, r.Recorder, msg)
+		r.verdict(db, opmetrics.StepFormat, ev, msg)
 	}
 	blocked(db, reason, msg)
 	return &ctrl.Result{}, nil

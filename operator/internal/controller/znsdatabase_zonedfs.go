@@ -11,6 +11,7 @@ import (
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
 	"github.com/zns-mysql/zns-mysql/operator/internal/dbinit"
 	"github.com/zns-mysql/zns-mysql/operator/internal/event"
+	"github.com/zns-mysql/zns-mysql/operator/internal/opmetrics"
 	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
 )
 
@@ -46,7 +47,7 @@ func (r *ZNSDatabaseReconciler) reconcileZonedFilesystem(ctx context.Context, st
 	if capacity <= 0 {
 		msg := "the preflight report has no device capacity; delete Job " + db.PreflightJobName() + " to inspect the device again"
 		if !isBlockedBy(db, "PreflightFailed") {
-			event.PreflightFailed.Emit(db, r.Recorder, msg)
+			r.verdict(db, opmetrics.StepPreflight, event.PreflightFailed, msg)
 		}
 		blocked(db, "PreflightFailed", msg)
 		return &ctrl.Result{}, nil
@@ -91,7 +92,7 @@ func (r *ZNSDatabaseReconciler) runFormatJob(ctx context.Context, db *v1alpha1.Z
 	if fs := reportedFilesystem(report); !failed && fs != nil {
 		db.Status.Filesystem = fs
 		if fs.Action == string(dbinit.ActionFormat) {
-			event.Formatted.Emit(db, r.Recorder, fmt.Sprintf("created %s in zoned mode on %s: %s", fs.Type, describeDevice(db), fs.Reason))
+			r.verdict(db, opmetrics.StepFormat, event.Formatted, fmt.Sprintf("created %s in zoned mode on %s: %s", fs.Type, describeDevice(db), fs.Reason))
 		}
 		return nil, nil
 	}
@@ -101,7 +102,7 @@ func (r *ZNSDatabaseReconciler) runFormatJob(ctx context.Context, db *v1alpha1.Z
 	}
 	msg := fmt.Sprintf("the format Job for %s %s: %s", describeDevice(db), describeFailure(reason), detail)
 	if !isBlockedBy(db, reason) {
-		ev.Emit(db, r.Recorder, msg)
+		r.verdict(db, opmetrics.StepFormat, ev, msg)
 	}
 	blocked(db, reason, msg)
 	return r.retryJob(ctx, job, at)

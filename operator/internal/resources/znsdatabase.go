@@ -296,8 +296,9 @@ func StatefulSet(db *v1alpha1.ZNSDatabase, in StatefulSetInput) *appsv1ac.Statef
 		spec.WithVolumes(corev1ac.Volume().WithName(v1alpha1.DataClaimTemplateName).WithPersistentVolumeClaim(
 			corev1ac.PersistentVolumeClaimVolumeSource().WithClaimName(db.FilesystemClaimName())))
 	}
+	var device *corev1ac.VolumeDeviceApplyConfiguration
 	if db.UsesZenFS() {
-		device := corev1ac.VolumeDevice().WithName(volumeZoned).WithDevicePath(db.DevicePath())
+		device = corev1ac.VolumeDevice().WithName(volumeZoned).WithDevicePath(db.DevicePath())
 		// The readiness helper publishes the ZenFS space on its own pod (ServiceAccount, PodRole).
 		mysqld.WithVolumeDevices(device).WithEnv(
 			corev1ac.EnvVar().WithName(podNameEnv).WithValueFrom(corev1ac.EnvVarSource().
@@ -319,6 +320,7 @@ func StatefulSet(db *v1alpha1.ZNSDatabase, in StatefulSetInput) *appsv1ac.Statef
 				corev1ac.PersistentVolumeClaimVolumeSource().WithClaimName(db.DeviceClaimName())))
 	}
 	spec.WithContainers(mysqld)
+	spec.WithContainers(metricsSidecars(db, in.Image, mounts[0], mounts[2], mounts[3], device)...)
 
 	sts := appsv1ac.StatefulSetSpec().
 		WithReplicas(1).

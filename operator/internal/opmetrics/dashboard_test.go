@@ -1,0 +1,106 @@
+package opmetrics
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// The chart ships this file as it is (charts/zns-mysql/templates/grafana-dashboard.yaml).
+const dashboardFile = "../../../charts/zns-mysql/files/dashboard.json"
+
+// exporterFamilies are the series a real prometheus-mysqld-exporter 0.14 (Debian's, as in the images) served for a
+// MariaDB 10.11 server: testdata/mysqld-exporter-0.14.txt, recorded by TestExporterAccountOnHost (test/images) with
+// ZNS_RECORD_EXPORTER set to that file's absolute path.
+func exporterFamilies(t *testing.T) map[string]bool {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", "mysqld-exporter-0.14.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	names := map[string]bool{}
+	sample := regexp.MustCompile(`^[a-zA-Z_:][a-zA-Z0-9_:]*`)
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		if line := sc.Text(); line != "" && !strings.HasPrefix(line, "#") {
+			names[sample.FindString(line)] = true
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if !names["mysql_up"] {
+		t.Fatal("the exporter capture has no mysql_up")
+	}
+	return names
+}
+
+var seriesName = regexp.MustCompile(`\b(zns_mysql_[a-z0-9_]+|znsdb_[a-z0-9_]+|mysql_[a-z0-9_]+)\b`)
+
+// TestDashboardQueriesExist: every series the Grafana dashboard queries is one that something in this project (or the
+// exporter in its images) really serves, and it has the panels the observability issue asks for.
+func TestDashboardQueriesExist(t *testing.T) {
+	raw, err := os.ReadFile(dashboardFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dash struct {
+		UID    string `json:"uid"`
+		Panels []struct {
+			Title   string `json:"title"`
+			Targets []struct {
+				Expr string `json:"expr"`
+			} `json:"targets"`
+		} `json:"panels"`
+	}
+	if err := json.Unmarshal(raw, &dash); err != nil {
+		t.Fatalf("the dashboard is not JSON: %v", err)
+	}
+	known := exporterFamilies(t)
+	for _, n := range FamilyNames() {
+		known[n] = true
+	}
+	for _, n := range zonedFamilies() {
+		known[n] = true
+	}
+	var unknown []string
+	queried := 0
+	titles := map[string]bool{}
+	for _, p := range dash.Panels {
+		titles[p.Title] = true
+		for _, tg := range p.Targets {
+			for _, name := range seriesName.FindAllString(tg.Expr, -1) {
+				queried++
+				if !known[name] {
+					unknown = append(unknown, p.Title+": "+name)
+				}
+			}
+		}
+	}
+	sort.Strings(unknown)
+	if len(unknown) > 0 {
+		t.Errorf("the dashboard queries series nothing serves:\n%s", strings.Join(unknown, "\n"))
+	}
+	if queried < 15 {
+		t.Errorf("only %d series queried: the panels were not read", queried)
+	}
+	for _, title := range []string{"Phase", "TPS per tenant (live)", "Latency per tenant (live, spec percentile)",
+		"Device write rate", "ZenFS space", "Zones by state"} {
+		if !titles[title] {
+			t.Errorf("no panel %q", title)
+		}
+	}
+}
+
+// zonedFamilies are the series of `znsdb metrics`.
+func zonedFamilies() []string {
+	return []string{"znsdb_zenfs_free_bytes", "znsdb_zenfs_used_bytes", "znsdb_zenfs_reclaimable_bytes", "znsdb_zones",
+		"znsdb_device_read_bytes_total", "znsdb_device_written_bytes_total", "znsdb_datadir_size_bytes", "znsdb_datadir_free_bytes"}
+}

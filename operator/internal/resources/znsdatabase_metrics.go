@@ -1,0 +1,70 @@
+package resources
+
+import (
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+
+	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
+)
+
+// Names of the metrics sidecars.
+const (
+	MySQLExporterContainer = "mysqld-exporter"
+	ZonedMetricsContainer  = "zns-metrics"
+)
+
+// ExporterCredentials is the client option file the image's entrypoint keeps next to the datadir for the
+// zns_exporter account (images/mysql-entrypoint.sh): the exporter reads it from the data volume, so its password is
+// in no Secret, spec or environment.
+const ExporterCredentials = v1alpha1.DataMountPath + "/.zns-exporter.cnf"
+
+// metricsSidecars are the exporters of spec.metrics. Both run from the database's own image, as the mysql user,
+// read-only, with a small fixed budget: they must not take from mysqld what a benchmark measures.
+func metricsSidecars(db *v1alpha1.ZNSDatabase, image string, data, run, tmp *corev1ac.VolumeMountApplyConfiguration,
+	device *corev1ac.VolumeDeviceApplyConfiguration) []*corev1ac.ContainerApplyConfiguration {
+	if !db.MetricsEnabled() {
+		return nil
+	}
+	readOnly := func(m *corev1ac.VolumeMountApplyConfiguration) *corev1ac.VolumeMountApplyConfiguration {
+		return corev1ac.VolumeMount().WithName(*m.Name).WithMountPath(*m.MountPath).WithReadOnly(true)
+	}
+	exporter := corev1ac.Container().
+		WithName(MySQLExporterContainer).
+		WithImage(image).
+		WithCommand("prometheus-mysqld-exporter",
+			"--web.listen-address=:"+strconv.Itoa(v1alpha1.MySQLExporterPort),
+			"--config.my-cnf="+ExporterCredentials).
+		WithPorts(corev1ac.ContainerPort().WithName(v1alpha1.MySQLExporterPortName).WithContainerPort(v1alpha1.MySQLExporterPort).WithProtocol(corev1.ProtocolTCP)).
+		WithResources(sidecarResources()).
+		WithSecurityContext(containerSecurity()).
+		WithVolumeMounts(readOnly(data), readOnly(run))
+
+	args := []string{helperBinary, "metrics", "--listen", ":" + strconv.Itoa(v1alpha1.ZonedMetricsPort), "--datadir", v1alpha1.DataMountPath}
+	zoned := corev1ac.Container().
+		WithName(ZonedMetricsContainer).
+		WithImage(image).
+		WithPorts(corev1ac.ContainerPort().WithName(v1alpha1.ZonedMetricsPortName).WithContainerPort(v1alpha1.ZonedMetricsPort).WithProtocol(corev1.ProtocolTCP)).
+		WithResources(sidecarResources()).
+		WithSecurityContext(containerSecurity()).
+		WithVolumeMounts(readOnly(data), tmp)
+	if db.IsZoned() {
+		args = append(args, "--device", db.ZonedDeviceName())
+	}
+	if db.UsesZenFS() && device != nil {
+		// zenfs df and the zone report read the device; a btrfs or f2fs database has only the kubelet's mount, and
+		// its zoned figures come from sysfs.
+		args = append(args, "--zenfs")
+		zoned.WithVolumeDevices(device)
+	}
+	zoned.WithCommand(args...)
+	return []*corev1ac.ContainerApplyConfiguration{exporter, zoned}
+}
+
+func sidecarResources() *corev1ac.ResourceRequirementsApplyConfiguration {
+	return corev1ac.ResourceRequirements().
+		WithRequests(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("32Mi")}).
+		WithLimits(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("200m"), corev1.ResourceMemory: resource.MustParse("128Mi")})
+}
