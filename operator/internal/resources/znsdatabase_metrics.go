@@ -34,7 +34,10 @@ func metricsSidecars(db *v1alpha1.ZNSDatabase, image string, data, run, tmp *cor
 	exporter := corev1ac.Container().
 		WithName(MySQLExporterContainer).
 		WithImage(image).
-		WithCommand("prometheus-mysqld-exporter",
+		// The entrypoint writes the credentials when mysqld starts: wait for them rather than crash-loop (a sidecar
+		// that is not ready makes the pod, and so the database, unavailable).
+		WithCommand("/bin/sh", "-c", `until [ -r "$0" ]; do sleep 2; done; exec prometheus-mysqld-exporter "$@"`,
+			ExporterCredentials,
 			"--web.listen-address=:"+strconv.Itoa(v1alpha1.MySQLExporterPort),
 			"--config.my-cnf="+ExporterCredentials).
 		WithPorts(corev1ac.ContainerPort().WithName(v1alpha1.MySQLExporterPortName).WithContainerPort(v1alpha1.MySQLExporterPort).WithProtocol(corev1.ProtocolTCP)).

@@ -1,0 +1,89 @@
+package resources
+
+import (
+	"strings"
+	"testing"
+
+	"k8s.io/utils/ptr"
+
+	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
+)
+
+func metricsDB(storage v1alpha1.StorageSpec, enabled *bool) *v1alpha1.ZNSDatabase {
+	db := &v1alpha1.ZNSDatabase{}
+	db.Name, db.Namespace = "tenant1", "lab"
+	db.Spec.Flavor, db.Spec.Engine = v1alpha1.FlavorPercona, v1alpha1.EngineRocksDB
+	db.Spec.Storage = storage
+	db.Spec.Metrics.Enabled = enabled
+	return db
+}
+
+// TestMetricsSidecars: the exporters come with every database unless turned off, run unprivileged from the
+// database's image with the device only where ZenFS needs it, and hold no Secret.
+func TestMetricsSidecars(t *testing.T) {
+	zoned := v1alpha1.StorageSpec{ZonedDevice: &v1alpha1.ZonedDeviceSource{NodeName: "n1", DeviceName: "nvme0n2"}}
+	btrfs := v1alpha1.StorageSpec{ZonedDevice: &v1alpha1.ZonedDeviceSource{NodeName: "n1", DeviceName: "nullb0", Filesystem: v1alpha1.FilesystemBtrfs}}
+	volume := v1alpha1.StorageSpec{Volume: &v1alpha1.VolumeSource{}}
+	cases := []struct {
+		name       string
+		db         *v1alpha1.ZNSDatabase
+		sidecars   bool
+		zonedArgs  string
+		wantDevice bool
+	}{
+		{"zenfs", metricsDB(zoned, nil), true, "--device nvme0n2 --zenfs", true},
+		{"btrfs", metricsDB(btrfs, ptr.To(true)), true, "--device nullb0", false},
+		{"volume", metricsDB(volume, nil), true, "", false},
+		{"off", metricsDB(zoned, ptr.To(false)), false, "", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.name == "btrfs" || c.name == "volume" {
+				c.db.Spec.Flavor, c.db.Spec.Engine = v1alpha1.FlavorMariaDB, v1alpha1.EngineInnoDB
+			}
+			sts := StatefulSet(c.db, StatefulSetInput{Image: "img:1", ConfigMapName: "cnf"})
+			containers := sts.Spec.Template.Spec.Containers
+			byName := map[string]int{}
+			for i, ct := range containers {
+				byName[*ct.Name] = i
+			}
+			_, hasExporter := byName[MySQLExporterContainer]
+			_, hasZoned := byName[ZonedMetricsContainer]
+			if hasExporter != c.sidecars || hasZoned != c.sidecars || *containers[0].Name != MySQLContainer {
+				t.Fatalf("containers %v, want sidecars %v after mysqld", byName, c.sidecars)
+			}
+			if !c.sidecars {
+				return
+			}
+			for _, name := range []string{MySQLExporterContainer, ZonedMetricsContainer} {
+				ct := containers[byName[name]]
+				if *ct.Image != "img:1" || ct.SecurityContext == nil || !*ct.SecurityContext.ReadOnlyRootFilesystem ||
+					*ct.SecurityContext.AllowPrivilegeEscalation || ct.Resources == nil || ct.Resources.Limits == nil {
+					t.Errorf("%s: image %v, security %+v, resources %+v", name, *ct.Image, ct.SecurityContext, ct.Resources)
+				}
+				if len(ct.Env) != 0 {
+					t.Errorf("%s has environment %v: its credentials come from the data volume, nothing else", name, ct.Env)
+				}
+				for _, m := range ct.VolumeMounts {
+					if *m.Name == v1alpha1.DataClaimTemplateName && (m.ReadOnly == nil || !*m.ReadOnly) {
+						t.Errorf("%s mounts the data volume writable", name)
+					}
+				}
+			}
+			exp := containers[byName[MySQLExporterContainer]]
+			if cmd := strings.Join(exp.Command, " "); !strings.Contains(cmd, "--config.my-cnf="+ExporterCredentials) ||
+				*exp.Ports[0].Name != v1alpha1.MySQLExporterPortName || *exp.Ports[0].ContainerPort != v1alpha1.MySQLExporterPort {
+				t.Errorf("exporter command %q ports %+v", cmd, exp.Ports)
+			}
+			zc := containers[byName[ZonedMetricsContainer]]
+			cmd := strings.Join(zc.Command, " ")
+			if !strings.HasPrefix(cmd, "znsdb metrics --listen :9105 --datadir "+v1alpha1.DataMountPath) ||
+				strings.TrimSpace(strings.TrimPrefix(cmd, "znsdb metrics --listen :9105 --datadir "+v1alpha1.DataMountPath)) != c.zonedArgs {
+				t.Errorf("zns-metrics command %q, want the flags %q", cmd, c.zonedArgs)
+			}
+			if got := len(zc.VolumeDevices) == 1; got != c.wantDevice {
+				t.Errorf("zns-metrics device %v, want %v", zc.VolumeDevices, c.wantDevice)
+			}
+		})
+	}
+}
