@@ -20,6 +20,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
+
+	"github.com/zns-mysql/zns-mysql/operator/internal/opmetrics"
 )
 
 // freeLocalAddr is a loopback address with a port nobody listens on right now.
@@ -105,33 +107,6 @@ func (m *metricsClient) scrape(t *testing.T) map[string]*dto.MetricFamily {
 	return fams
 }
 
-// sample is the value of the series of family name whose labels include want; ok false when there is none.
-func sample(fams map[string]*dto.MetricFamily, name string, want map[string]string) (float64, bool) {
-	f := fams[name]
-	if f == nil {
-		return 0, false
-	}
-next:
-	for _, m := range f.GetMetric() {
-		have := map[string]string{}
-		for _, l := range m.GetLabel() {
-			have[l.GetName()] = l.GetValue()
-		}
-		for k, v := range want {
-			if have[k] != v {
-				continue next
-			}
-		}
-		switch {
-		case m.Gauge != nil:
-			return m.GetGauge().GetValue(), true
-		case m.Counter != nil:
-			return m.GetCounter().GetValue(), true
-		}
-	}
-	return 0, false
-}
-
 // TestMetricsEndpointAuth: the metrics endpoint answers only callers the API server authenticates and authorizes.
 func TestMetricsEndpointAuth(t *testing.T) {
 	requireEnv(t)
@@ -155,7 +130,7 @@ func TestMetricsEndpointAuth(t *testing.T) {
 		}
 	}
 	// Known verdicts are listed at zero before they happen, so rate() sees them from the start.
-	if _, ok := sample(fams, "zns_mysql_device_step_outcomes_total", map[string]string{"step": "format", "reason": "FormatRefused"}); !ok {
+	if _, ok := opmetrics.Lookup(fams, "zns_mysql_device_step_outcomes_total", map[string]string{"step": "format", "reason": "FormatRefused"}); !ok {
 		t.Error("no format/FormatRefused outcome series")
 	}
 }
@@ -165,11 +140,11 @@ func checkLiveMetrics(t *testing.T, m *metricsClient, ns, bench, target string, 
 	t.Helper()
 	eventually(t, "live TPS series of "+target, func() error {
 		fams := m.scrape(t)
-		got, ok := sample(fams, "zns_mysql_benchmark_live_tps", map[string]string{"namespace": ns, "benchmark": bench, "target": target})
+		got, ok := opmetrics.Lookup(fams, "zns_mysql_benchmark_live_tps", map[string]string{"namespace": ns, "benchmark": bench, "target": target})
 		if !ok || fmt.Sprintf("%.2f", got) != fmt.Sprintf("%.2f", tps) {
 			return fmt.Errorf("zns_mysql_benchmark_live_tps{target=%q} = %v (present %v), want %.2f", target, got, ok, tps)
 		}
-		if v, _ := sample(fams, "zns_mysql_benchmark_phase", map[string]string{"namespace": ns, "benchmark": bench, "phase": "Running"}); v != 1 {
+		if v, _ := opmetrics.Lookup(fams, "zns_mysql_benchmark_phase", map[string]string{"namespace": ns, "benchmark": bench, "phase": "Running"}); v != 1 {
 			return fmt.Errorf("phase Running = %v, want 1", v)
 		}
 		return nil
@@ -181,27 +156,27 @@ func checkResultMetrics(t *testing.T, m *metricsClient, ns, bench string, want m
 	t.Helper()
 	fams := m.scrape(t)
 	for target, tps := range want {
-		got, ok := sample(fams, "zns_mysql_benchmark_result_tps", map[string]string{"namespace": ns, "benchmark": bench, "target": target})
+		got, ok := opmetrics.Lookup(fams, "zns_mysql_benchmark_result_tps", map[string]string{"namespace": ns, "benchmark": bench, "target": target})
 		if !ok || got != tps {
 			t.Errorf("result tps of %s = %v (present %v), want %v", target, got, ok, tps)
 		}
-		if _, ok := sample(fams, "zns_mysql_benchmark_live_tps", map[string]string{"namespace": ns, "benchmark": bench, "target": target}); ok {
+		if _, ok := opmetrics.Lookup(fams, "zns_mysql_benchmark_live_tps", map[string]string{"namespace": ns, "benchmark": bench, "target": target}); ok {
 			t.Errorf("live tps of %s still exported after the run", target)
 		}
 	}
 	for target, r := range ratio {
-		got, ok := sample(fams, "zns_mysql_benchmark_result_ratio_to_baseline", map[string]string{"benchmark": bench, "target": target, "figure": "tps"})
+		got, ok := opmetrics.Lookup(fams, "zns_mysql_benchmark_result_ratio_to_baseline", map[string]string{"benchmark": bench, "target": target, "figure": "tps"})
 		if !ok || got != r {
 			t.Errorf("tps ratio of %s = %v (present %v), want %v", target, got, ok, r)
 		}
 	}
-	if v, _ := sample(fams, "zns_mysql_benchmark_phase", map[string]string{"namespace": ns, "benchmark": bench, "phase": "Completed"}); v != 1 {
+	if v, _ := opmetrics.Lookup(fams, "zns_mysql_benchmark_phase", map[string]string{"namespace": ns, "benchmark": bench, "phase": "Completed"}); v != 1 {
 		t.Errorf("phase Completed = %v, want 1", v)
 	}
-	if v, ok := sample(fams, "zns_mysql_benchmark_phase_duration_seconds", map[string]string{"namespace": ns, "benchmark": bench, "phase": "Running"}); !ok || v <= 0 {
+	if v, ok := opmetrics.Lookup(fams, "zns_mysql_benchmark_phase_duration_seconds", map[string]string{"namespace": ns, "benchmark": bench, "phase": "Running"}); !ok || v <= 0 {
 		t.Errorf("time in Running = %v (present %v), want > 0", v, ok)
 	}
-	if v, ok := sample(fams, "zns_mysql_device_step_outcomes_total", map[string]string{"step": "preflight", "reason": "DeviceAccepted"}); !ok || v < 1 {
+	if v, ok := opmetrics.Lookup(fams, "zns_mysql_device_step_outcomes_total", map[string]string{"step": "preflight", "reason": "DeviceAccepted"}); !ok || v < 1 {
 		t.Errorf("preflight DeviceAccepted outcomes = %v, want >= 1 (the zoned target passed its preflight)", v)
 	}
 }

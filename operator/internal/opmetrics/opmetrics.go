@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -279,4 +280,30 @@ func emit(ch chan<- prometheus.Metric, d *prometheus.Desc, value string, labels 
 		return
 	}
 	ch <- gauge(d, v, labels...)
+}
+
+// Lookup finds, among gathered or scraped families, the value of the first series of family name whose labels
+// include want. Tests and checks of a scrape use it; ok is false when there is none.
+func Lookup(fams map[string]*dto.MetricFamily, name string, want map[string]string) (value float64, ok bool) {
+next:
+	for _, m := range fams[name].GetMetric() {
+		have := map[string]string{}
+		for _, l := range m.GetLabel() {
+			have[l.GetName()] = l.GetValue()
+		}
+		for k, v := range want {
+			if have[k] != v {
+				continue next
+			}
+		}
+		switch {
+		case m.Counter != nil:
+			return m.GetCounter().GetValue(), true
+		case m.Gauge != nil:
+			return m.GetGauge().GetValue(), true
+		case m.Untyped != nil:
+			return m.GetUntyped().GetValue(), true
+		}
+	}
+	return 0, false
 }

@@ -93,27 +93,6 @@ func gather(t *testing.T, objs ...*v1alpha1.Benchmark) map[string]*dto.MetricFam
 	return out
 }
 
-func value(t *testing.T, fams map[string]*dto.MetricFamily, name string, want map[string]string) (float64, bool) {
-	t.Helper()
-next:
-	for _, m := range fams[name].GetMetric() {
-		have := map[string]string{}
-		for _, l := range m.GetLabel() {
-			have[l.GetName()] = l.GetValue()
-		}
-		for k, v := range want {
-			if have[k] != v {
-				continue next
-			}
-		}
-		if m.Counter != nil {
-			return m.GetCounter().GetValue(), true
-		}
-		return m.GetGauge().GetValue(), true
-	}
-	return 0, false
-}
-
 // TestRecordedBenchmarks: the series of Benchmarks recorded from real runs say what their status says.
 func TestRecordedBenchmarks(t *testing.T) {
 	pair, failed := readBenchmark(t, "pair.yaml"), readBenchmark(t, "failed.yaml")
@@ -136,15 +115,15 @@ func TestRecordedBenchmarks(t *testing.T) {
 		{"zns_mysql_benchmark_target_failed", map[string]string{"benchmark": failed.Name, "target": "ghost", "reason": "ConnectionFailed"}, 1},
 	}
 	for _, c := range checks {
-		got, ok := value(t, fams, c.family, c.labels)
+		got, ok := Lookup(fams, c.family, c.labels)
 		if !ok || got != c.want {
 			t.Errorf("%s%v = %v (present %v), want %v", c.family, c.labels, got, ok, c.want)
 		}
 	}
-	if got, _ := value(t, fams, "zns_mysql_benchmark_result_tps", target("myrocks")); got == 0 {
+	if got, _ := Lookup(fams, "zns_mysql_benchmark_result_tps", target("myrocks")); got == 0 {
 		t.Fatal("no result")
 	}
-	m, _ := value(t, fams, "zns_mysql_benchmark_result_tps", map[string]string{"benchmark": pair.Name, "target": "myrocks", "stack": "rocksdb/volume"})
+	m, _ := Lookup(fams, "zns_mysql_benchmark_result_tps", map[string]string{"benchmark": pair.Name, "target": "myrocks", "stack": "rocksdb/volume"})
 	if m != 930.94 {
 		t.Errorf("the stack label of myrocks is not rocksdb/volume")
 	}
