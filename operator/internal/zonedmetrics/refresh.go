@@ -75,6 +75,11 @@ func (c *Collector) loop(ctx context.Context, interval time.Duration, attempt fu
 			return
 		case <-timer.C:
 		}
+		// select picks at random when both are ready: never start a run
+		// once ctx has ended.
+		if ctx.Err() != nil {
+			return
+		}
 		start := time.Now()
 		if attempt(ctx) {
 			return
