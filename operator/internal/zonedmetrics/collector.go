@@ -94,13 +94,19 @@ func New(cfg Config) *Collector {
 		cfg:       cfg,
 		scrapeErr: map[string]string{},
 		desc: descs{
-			// zenfs df prints each figure rounded down to whole MiB.
+			// The three lines zenfs_tool_df prints (util/zenfs.cc), parsed by
+			// zenfs.ParseDf, each rounded down to whole MiB by zenfs. They sum
+			// over ZenFS's data zones (ZonedBlockDevice in fs/zbd_zenfs.cc):
+			// Free is GetFreeSpace, the capacity not yet written; Used is
+			// GetUsedSpace, the bytes of live file data; Reclaimable is
+			// GetReclaimableSpace, in full zones the capacity not holding live
+			// data, which only a zone reset gives back.
 			zenfsFree: d("znsdb_zenfs_free_bytes",
-				"Free space of the ZenFS file system: the \"Free:\" line of zenfs df (ZenFS's GetFreeSpace), rounded down to whole MiB."),
+				"Capacity of ZenFS's data zones not yet written: the \"Free:\" line of zenfs df, rounded down to whole MiB."),
 			zenfsUsed: d("znsdb_zenfs_used_bytes",
-				"Space holding live file data in ZenFS: the \"Used:\" line of zenfs df (GetUsedSpace), rounded down to whole MiB."),
+				"Live file data in ZenFS: the \"Used:\" line of zenfs df, rounded down to whole MiB."),
 			zenfsReclaimable: d("znsdb_zenfs_reclaimable_bytes",
-				"Space written in ZenFS zones whose data is no longer live, which a zone reset would reclaim: the \"Reclaimable:\" line of zenfs df (GetReclaimableSpace), rounded down to whole MiB."),
+				"Capacity of full ZenFS zones that holds no live data, given back only by a zone reset: the \"Reclaimable:\" line of zenfs df, rounded down to whole MiB."),
 			zones: d("znsdb_zones",
 				"Zones of the device in each write-pointer condition, from the last zone report (BLKREPORTZONE). Conventional zones are in none of the states.",
 				"state"),
