@@ -28,6 +28,7 @@ commands:
   format     preflight, then format the device with ZenFS if the policy allows
   health     check that mysqld answers with a protocol-10 handshake (and refresh the ZenFS space on the pod)
   mycnf      print the mysqld configuration the operator would generate (for hand-run labs and demos)
+  metrics    serve the database's zoned figures (zones, ZenFS space, device bytes, datadir) for Prometheus
 
 Run znsdb <command> -h for its flags.
 `
@@ -84,6 +85,8 @@ func run(ctx context.Context, args []string, d deps) int {
 		return healthCmd(ctx, args[1:], d)
 	case "mycnf":
 		return mycnfCmd(args[1:], d)
+	case "metrics":
+		return metricsCmd(ctx, args[1:], d)
 	case "-h", "--help", "help":
 		fmt.Fprint(d.stdout, usage)
 		return exitOK
