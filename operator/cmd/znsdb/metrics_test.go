@@ -338,7 +338,7 @@ func TestMetricsServesZenFSDatabase(t *testing.T) {
 	if n := len(f["znsdb_zones"].GetMetric()); n != len(states) {
 		t.Errorf("%d znsdb_zones samples, want %d", n, len(states))
 	}
-	f.want(t, "znsdb_zones_total", sum, dev...) // sysfs nr_zones: 64
+	f.want(t, "znsdb_device_zones", sum, dev...) // sysfs nr_zones: 64
 	f.want(t, "znsdb_zone_size_bytes", 64*mib, dev...)
 	f.want(t, "znsdb_zone_capacity_bytes", 64*mib, dev...)
 	// The captured stat: 1,244,352 sectors read, 1,992,368 written.
@@ -366,7 +366,7 @@ func TestMetricsServesZenFSDatabase(t *testing.T) {
 	for name, typ := range map[string]dto.MetricType{
 		"znsdb_device_written_bytes_total": dto.MetricType_COUNTER, "znsdb_device_read_bytes_total": dto.MetricType_COUNTER,
 		"znsdb_refresh_errors_total": dto.MetricType_COUNTER, "znsdb_zones": dto.MetricType_GAUGE,
-		"znsdb_zenfs_free_bytes": dto.MetricType_GAUGE, "znsdb_zones_total": dto.MetricType_GAUGE,
+		"znsdb_zenfs_free_bytes": dto.MetricType_GAUGE, "znsdb_device_zones": dto.MetricType_GAUGE,
 	} {
 		f.typ(t, name, typ)
 	}
@@ -476,7 +476,7 @@ func TestMetricsWithoutDeviceNode(t *testing.T) {
 			t.Errorf("%s served without a device node:\n%s", name, body)
 		}
 	}
-	f.want(t, "znsdb_zones_total", 64, "device", "nullb0")
+	f.want(t, "znsdb_device_zones", 64, "device", "nullb0")
 	f.want(t, "znsdb_device_written_bytes_total", 1992368*512, "device", "nullb0")
 	m.stop()
 	if n := devs.count(); n != 1 {

@@ -9,6 +9,10 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/zns-mysql/zns-mysql/operator/internal/zonedmetrics"
 )
 
 // The chart ships this file as it is (charts/zns-mysql/templates/grafana-dashboard.yaml).
@@ -67,7 +71,11 @@ func TestDashboardQueriesExist(t *testing.T) {
 	for _, n := range FamilyNames() {
 		known[n] = true
 	}
-	for _, n := range zonedFamilies() {
+	zoned := zonedFamilies()
+	if len(zoned) < 10 {
+		t.Fatalf("znsdb metrics describes %d families: %v", len(zoned), zoned)
+	}
+	for _, n := range zoned {
 		known[n] = true
 	}
 	var unknown []string
@@ -99,8 +107,17 @@ func TestDashboardQueriesExist(t *testing.T) {
 	}
 }
 
-// zonedFamilies are the series of `znsdb metrics`.
+// zonedFamilies are the series of `znsdb metrics`, as its collector describes them.
 func zonedFamilies() []string {
-	return []string{"znsdb_zenfs_free_bytes", "znsdb_zenfs_used_bytes", "znsdb_zenfs_reclaimable_bytes", "znsdb_zones",
-		"znsdb_device_read_bytes_total", "znsdb_device_written_bytes_total", "znsdb_datadir_size_bytes", "znsdb_datadir_free_bytes"}
+	ch := make(chan *prometheus.Desc, 64)
+	zonedmetrics.New(zonedmetrics.Config{Device: "nullb0"}).Describe(ch)
+	close(ch)
+	fq := regexp.MustCompile(`fqName: "([^"]+)"`)
+	var names []string
+	for d := range ch {
+		if m := fq.FindStringSubmatch(d.String()); m != nil {
+			names = append(names, m[1])
+		}
+	}
+	return names
 }

@@ -152,8 +152,8 @@ func TestZnsdbMetrics(t *testing.T) {
 	if n := len(mfs["znsdb_zones"].GetMetric()); n != len(want) {
 		t.Errorf("%d states served, want %d", n, len(want))
 	}
-	if sum != nrZones || one("znsdb_zones_total") != nrZones || nrZones != 64 {
-		t.Errorf("zones by state sum to %v, znsdb_zones_total %v, sysfs nr_zones %v; want 64", sum, one("znsdb_zones_total"), nrZones)
+	if sum != nrZones || one("znsdb_device_zones") != nrZones || nrZones != 64 {
+		t.Errorf("zones by state sum to %v, znsdb_device_zones %v, sysfs nr_zones %v; want 64", sum, one("znsdb_device_zones"), nrZones)
 	}
 	if got := one("znsdb_zone_size_bytes"); got != float64(zoneSize) {
 		t.Errorf("zone size %v", got)

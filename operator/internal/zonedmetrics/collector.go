@@ -110,7 +110,7 @@ func New(cfg Config) *Collector {
 			zones: d("znsdb_zones",
 				"Zones of the device in each write-pointer condition, from the last zone report (BLKREPORTZONE). Conventional zones are in none of the states.",
 				"state"),
-			zonesTotal: d("znsdb_zones_total",
+			zonesTotal: d("znsdb_device_zones",
 				"Zones of the device: sysfs queue/nr_zones."),
 			zoneSize: d("znsdb_zone_size_bytes",
 				"Size of one zone: sysfs queue/chunk_sectors x 512."),

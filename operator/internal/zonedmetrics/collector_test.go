@@ -149,7 +149,7 @@ func TestCollectSysfsAndDatadir(t *testing.T) {
 			}
 			s.want(t, "znsdb_device_read_bytes_total", read*512, dev...)
 			s.want(t, "znsdb_device_written_bytes_total", written*512, dev...)
-			s.want(t, "znsdb_zones_total", tc.zones, dev...)
+			s.want(t, "znsdb_device_zones", tc.zones, dev...)
 			s.want(t, "znsdb_zone_size_bytes", tc.zoneSize, dev...)
 			s.want(t, "znsdb_device_max_open_zones", tc.maxOpen, dev...)
 			s.want(t, "znsdb_device_max_active_zones", tc.maxActive, dev...)
@@ -192,7 +192,7 @@ func TestScrapeReadFailuresLoggedOnce(t *testing.T) {
 	for range 5 {
 		s := gather(t, c)
 		s.absent(t, "znsdb_device_written_bytes_total", "znsdb_datadir_size_bytes")
-		s.want(t, "znsdb_zones_total", 64)
+		s.want(t, "znsdb_device_zones", 64)
 	}
 	if got := l.get(); len(got) != 2 || !strings.Contains(got[0], "device stat") || !strings.Contains(got[1], "datadir statfs") {
 		t.Fatalf("logged %q, want one line for the stat file and one for the datadir", got)
@@ -399,7 +399,7 @@ func TestZonesFromRealReport(t *testing.T) {
 		t.Errorf("%d znsdb_zones samples, want one per state", len(s["znsdb_zones"]))
 	}
 	// nr_zones comes from sysfs, the states from the report: they agree.
-	s.want(t, "znsdb_zones_total", sum)
+	s.want(t, "znsdb_device_zones", sum)
 	s.want(t, "znsdb_zone_capacity_bytes", 64<<20)
 	if _, ok := s.value("znsdb_refresh_timestamp_seconds", "source", "zones"); !ok {
 		t.Error("no timestamp of the good report")
@@ -430,7 +430,7 @@ func TestZonesOffWithoutDeviceNode(t *testing.T) {
 			s := gather(t, c)
 			s.absent(t, "znsdb_zones", "znsdb_zone_capacity_bytes", "znsdb_refresh_errors_total",
 				"znsdb_refresh_duration_seconds")
-			s.want(t, "znsdb_zones_total", 64)
+			s.want(t, "znsdb_device_zones", 64)
 			if got := l.get(); len(got) != 1 || !strings.Contains(got[0], "cannot be opened read-only") {
 				t.Errorf("logged %q", got)
 			}
