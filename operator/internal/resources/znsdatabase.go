@@ -330,6 +330,8 @@ func StatefulSet(db *v1alpha1.ZNSDatabase, in StatefulSetInput) *appsv1ac.Statef
 			WithWhenDeleted("Retain").WithWhenScaled("Retain")).
 		WithTemplate(corev1ac.PodTemplateSpec().
 			WithLabels(db.Labels(ComponentDatabase)).
+			// kubectl logs and exec pick mysqld, not a metrics sidecar, when no container is named.
+			WithAnnotations(map[string]string{"kubectl.kubernetes.io/default-container": MySQLContainer}).
 			WithSpec(spec))
 	if !db.HasZonedFilesystem() {
 		sts.WithVolumeClaimTemplates(dataClaimTemplate(db))

@@ -42,6 +42,9 @@ func TestMetricsSidecars(t *testing.T) {
 				c.db.Spec.Flavor, c.db.Spec.Engine = v1alpha1.FlavorMariaDB, v1alpha1.EngineInnoDB
 			}
 			sts := StatefulSet(c.db, StatefulSetInput{Image: "img:1", ConfigMapName: "cnf"})
+			if a := sts.Spec.Template.Annotations["kubectl.kubernetes.io/default-container"]; a != MySQLContainer {
+				t.Errorf("default container %q, want %s (kubectl logs without -c)", a, MySQLContainer)
+			}
 			containers := sts.Spec.Template.Spec.Containers
 			byName := map[string]int{}
 			for i, ct := range containers {
