@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -65,7 +66,7 @@ It never reads a Secret. What could not be collected is listed in errors.txt ins
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "the tarball to write (default zns-debug-NAMESPACE[-NAME]-TIME.tar.gz here)")
 	cmd.Flags().StringVar(&benchmark, "benchmark", "", "collect this Benchmark and the ZNSDatabases it targets")
-	cmd.Flags().Int64Var(&opts.TailLines, "tail", 2000, "lines of each container log (current and previous run)")
+	cmd.Flags().Int64Var(&opts.TailLines, "tail", 2000, "lines of each container log, current and previous run (-1: all)")
 	cmd.Flags().DurationVar(&opts.ExecTimeout, "exec-timeout", debugbundle.DefaultExecTimeout, "how long each command run in a mysqld container may take")
 	return cmd
 }
@@ -155,9 +156,21 @@ func (c *clusterSource) Events(ctx context.Context, namespace string) ([]corev1.
 
 func (c *clusterSource) Logs(ctx context.Context, namespace, pod, container string, previous bool, tail int64) ([]byte, error) {
 	limit := int64(logLimitBytes)
-	return c.cs.CoreV1().Pods(namespace).GetLogs(pod, &corev1.PodLogOptions{
-		Container: container, Previous: previous, TailLines: &tail, LimitBytes: &limit, Timestamps: true,
-	}).DoRaw(ctx)
+	opts := &corev1.PodLogOptions{Container: container, Previous: previous, LimitBytes: &limit, Timestamps: true}
+	if tail >= 0 { // --tail -1: everything, as in kubectl logs
+		opts.TailLines = &tail
+	}
+	raw, err := c.cs.CoreV1().Pods(namespace).GetLogs(pod, opts).DoRaw(ctx)
+	if err != nil {
+		// client-go words a failed log request by its status code alone ("could not find the requested
+		// resource"); the Status in the body says what the API server could not find (the node, the container).
+		var st metav1.Status
+		if json.Unmarshal(raw, &st) == nil && st.Message != "" && !strings.Contains(err.Error(), st.Message) {
+			err = fmt.Errorf("%w: %s", err, st.Message)
+		}
+		return nil, err
+	}
+	return raw, nil
 }
 
 // Exec runs a command as kubectl exec does: over WebSocket, falling back to SPDY for API servers (and proxies)

@@ -55,7 +55,7 @@ func zonedCluster() (*v1alpha1.ZNSDatabase, []client.Object) {
 	secretEnv := corev1.EnvVar{Name: "MYSQL_ROOT_PASSWORD", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
 		LocalObjectReference: corev1.LocalObjectReference{Name: db.RootSecretName()}, Key: v1alpha1.RootPasswordKey}}}
 	pod := &corev1.Pod{ObjectMeta: om(db.PodName(), "pod", db.Labels(resources.ComponentDatabase)),
-		Spec: corev1.PodSpec{
+		Spec: corev1.PodSpec{NodeName: "node-1",
 			InitContainers: []corev1.Container{{Name: resources.FormatContainer, Image: "percona-zenfs:test",
 				Env: []corev1.EnvVar{{Name: "ZNS_REFORMAT_TOKEN", Value: "yes-wipe-it"}}}},
 			Containers: []corev1.Container{{Name: resources.MySQLContainer, Image: "percona-zenfs:test",
@@ -73,7 +73,7 @@ func zonedCluster() (*v1alpha1.ZNSDatabase, []client.Object) {
 	pod.Annotations = map[string]string{lastApplied: `{"env":[{"name":"DB_PASSWORD","value":"` + password + `"}]}`}
 	job := &batchv1.Job{ObjectMeta: om(db.PreflightJobName(), "job", db.Labels(resources.ComponentPreflight))}
 	jobPod := &corev1.Pod{ObjectMeta: om(db.PreflightJobName()+"-x7k2p", "jobpod", db.Labels(resources.ComponentPreflight)),
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: resources.PreflightContainer, Image: "percona-zenfs:test"}}},
+		Spec: corev1.PodSpec{NodeName: "node-1", Containers: []corev1.Container{{Name: resources.PreflightContainer, Image: "percona-zenfs:test"}}},
 		Status: corev1.PodStatus{Phase: corev1.PodSucceeded, ContainerStatuses: []corev1.ContainerStatus{{Name: resources.PreflightContainer,
 			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Message: preflightReport}}}}}}
 	other := &v1alpha1.ZNSDatabase{ObjectMeta: om("other", "other", nil)}
@@ -207,7 +207,7 @@ func TestCollectBenchmarkWithMissingTargetAndPendingPod(t *testing.T) {
 	db, objs := zonedCluster()
 	for _, o := range objs {
 		if p, ok := o.(*corev1.Pod); ok && p.Name == db.PodName() {
-			p.Status = corev1.PodStatus{Phase: corev1.PodPending}
+			p.Status, p.Spec.NodeName = corev1.PodStatus{Phase: corev1.PodPending}, ""
 		}
 	}
 	b := &v1alpha1.Benchmark{ObjectMeta: om("compare", "bench", nil)}
@@ -228,7 +228,8 @@ func TestCollectBenchmarkWithMissingTargetAndPendingPod(t *testing.T) {
 	errs := files[ErrorsPath]
 	for _, want := range []string{`znsdatabase lab/gone: znsdatabases.zns-mysql.dev "gone" not found`,
 		"device nullb0 of znsdatabase tenant1 (exec in tenant1-mysql-0): pod not running (phase Pending)",
-		"log of pod tenant1-mysql-0 container mysqld: no kubelet", "my.cnf of znsdatabase gone"} {
+		"logs of pod tenant1-mysql-0: the pod is not scheduled to a node", "log of pod tenant1-preflight-x7k2p container preflight: no kubelet",
+		"my.cnf of znsdatabase gone"} {
 		if !strings.Contains(errs, want) {
 			t.Errorf("errors.txt lacks %q:\n%s", want, errs)
 		}

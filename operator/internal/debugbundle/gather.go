@@ -25,6 +25,11 @@ const logTimeout = 60 * time.Second
 // logs writes every container's log of every pod collected, and the previous run's where a container has one.
 func (c *collector) logs(ctx context.Context) {
 	for _, pod := range c.pods {
+		if pod.Spec.NodeName == "" {
+			// The API server answers an empty log for a pod on no node: say so rather than write empty files.
+			c.w.Fail("logs of pod "+pod.Name, "the pod is not scheduled to a node: no kubelet holds its logs")
+			continue
+		}
 		last := map[string]bool{}
 		for _, cs := range append(append([]corev1.ContainerStatus{}, pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...) {
 			last[cs.Name] = cs.LastTerminationState.Terminated != nil
@@ -58,7 +63,10 @@ func (c *collector) log(ctx context.Context, pod *corev1.Pod, container string, 
 		c.w.Failf(err, "%s of pod %s container %s", which, pod.Name, container)
 		return
 	}
-	c.w.Add(LogPath(pod.Name, container, previous), fmt.Sprintf("%s, last %d lines", which, c.opts.TailLines), raw)
+	if c.opts.TailLines >= 0 {
+		which += fmt.Sprintf(", last %d lines", c.opts.TailLines)
+	}
+	c.w.Add(LogPath(pod.Name, container, previous), which, raw)
 }
 
 // events writes the namespace's Events about the objects in the bundle, oldest first: as a table to read and as
@@ -146,7 +154,7 @@ func (c *collector) versions(ctx context.Context) {
 		for _, ct := range append(append([]corev1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...) {
 			id := ids[ct.Name]
 			if id == "" {
-				id = "(not reported: the container has not started)"
+				id = "(none reported: the container has not run on a node, or its status is gone)"
 			}
 			fmt.Fprintf(&b, "pod %s container %s image %s imageID %s\n", pod.Name, ct.Name, ct.Image, id)
 		}
