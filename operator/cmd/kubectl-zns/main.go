@@ -6,6 +6,7 @@
 //	kubectl zns export BENCHMARK --format csv|json     summaries and per-interval series, for a notebook
 //	kubectl zns plot BENCHMARK -o FILE.png|.svg        charts
 //	kubectl zns watch BENCHMARK                        live phase, run, elapsed and remaining time, last TPS
+//	kubectl zns debug [NAME|benchmark/NAME] -o F      one tar.gz for a bug report, never a Secret (docs/debug-bundle.md)
 //
 // --namespace, --context, --kubeconfig and the other kubectl connection flags work as in kubectl.
 package main
@@ -75,7 +76,7 @@ func newRoot(streams genericiooptions.IOStreams, newClient func() (client.Reader
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
 	s.flags.AddFlags(root.PersistentFlags())
-	root.AddCommand(s.reportCmd(), s.compareCmd(), s.exportCmd(), s.watchCmd(), s.plotCmd())
+	root.AddCommand(s.reportCmd(), s.compareCmd(), s.exportCmd(), s.watchCmd(), s.plotCmd(), s.debugCmd())
 	return root
 }
 
