@@ -69,7 +69,7 @@ func newRoot(streams genericiooptions.IOStreams, newClient func() (client.Reader
 	}
 	root := &cobra.Command{
 		Use:           "kubectl-zns",
-		Short:         "Read zns-mysql Benchmarks: reports, comparisons, exports, charts, live progress",
+		Short:         "Read zns-mysql Benchmarks (reports, comparisons, exports, charts, live progress) and collect debug bundles",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
