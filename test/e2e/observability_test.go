@@ -29,7 +29,7 @@ import (
 
 // TestPrometheusScrapes runs a real Prometheus (Debian's package) on the host against the operator's secure metrics
 // endpoint and a database pod's two sidecars, through port-forwards on loopback, while a Benchmark runs; then asks it
-// what it saw.
+// what it saw. Then `kubectl zns debug` bundles the same database.
 func TestPrometheusScrapes(t *testing.T) {
 	requireCluster(t)
 	promBin, err := exec.LookPath("prometheus")
@@ -135,6 +135,9 @@ scrape_configs:
 			t.Logf("%s: %s = %v", c.what, c.query, v)
 		}
 	}
+	// The same database, running on a real kubelet, is what a bug report bundles.
+	checkDebugBundle(t, db)
+
 	if err := k8s.Delete(ctx, b); err != nil {
 		t.Fatal(err)
 	}
