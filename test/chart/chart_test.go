@@ -595,8 +595,8 @@ func TestCRDsIdenticalToGenerated(t *testing.T) {
 }
 
 // TestRBACMatchesGenerated: the ClusterRole the chart renders has exactly the rules controller-gen
-// generated from the reconcilers' markers (config/rbac/role.yaml), and the leader-election Role
-// those of config/rbac/leader_election_role.yaml.
+// generated from the reconcilers' markers (config/rbac/role.yaml), the leader-election Role those of
+// config/rbac/leader_election_role.yaml, and the metrics reader those of config/rbac/metrics_reader_role.yaml.
 func TestRBACMatchesGenerated(t *testing.T) {
 	const fix = "run `make generate` (it copies config/rbac/role.yaml into charts/zns-mysql/files/manager-role.yaml)"
 	a, err := os.ReadFile(filepath.Join(repoRoot, "config", "rbac", "role.yaml"))
@@ -616,7 +616,9 @@ func TestRBACMatchesGenerated(t *testing.T) {
 	decodeFile(t, "config/rbac/role.yaml", &generated)
 	var leader rbacv1.Role
 	decodeFile(t, "config/rbac/leader_election_role.yaml", &leader)
-	if len(generated.Rules) == 0 || len(leader.Rules) == 0 {
+	var metricsReader rbacv1.ClusterRole
+	decodeFile(t, "config/rbac/metrics_reader_role.yaml", &metricsReader)
+	if len(generated.Rules) == 0 || len(leader.Rules) == 0 || len(metricsReader.Rules) == 0 {
 		t.Fatal("config/rbac has no rules to compare with")
 	}
 	for _, c := range valuesCases {
@@ -631,8 +633,12 @@ func TestRBACMatchesGenerated(t *testing.T) {
 					if cr.AggregationRule != nil {
 						t.Errorf("ClusterRole %s aggregates other roles", cr.Name)
 					}
-					if diff := cmp.Diff(generated.Rules, cr.Rules); diff != "" {
-						t.Errorf("ClusterRole %s rules differ from config/rbac/role.yaml (-generated +chart); %s:\n%s", cr.Name, fix, diff)
+					want, from := generated.Rules, "config/rbac/role.yaml (-generated +chart); "+fix
+					if strings.HasSuffix(cr.Name, "-metrics-reader") {
+						want, from = metricsReader.Rules, "config/rbac/metrics_reader_role.yaml (-config +chart)"
+					}
+					if diff := cmp.Diff(want, cr.Rules); diff != "" {
+						t.Errorf("ClusterRole %s rules differ from %s:\n%s", cr.Name, from, diff)
 					}
 				case "Role":
 					roles++
@@ -643,12 +649,12 @@ func TestRBACMatchesGenerated(t *testing.T) {
 					}
 				}
 			}
-			wantRoles := 1
-			if c.name == "minimal" { // leader election off: no Role at all
-				wantRoles = 0
+			wantRoles, wantClusterRoles := 1, 2 // the manager's and the metrics reader's
+			if c.name == "minimal" { // leader election and metrics off: no Role, no reader
+				wantRoles, wantClusterRoles = 0, 1
 			}
-			if clusterRoles != 1 || roles != wantRoles {
-				t.Errorf("rendered %d ClusterRoles and %d Roles, want 1 and %d", clusterRoles, roles, wantRoles)
+			if clusterRoles != wantClusterRoles || roles != wantRoles {
+				t.Errorf("rendered %d ClusterRoles and %d Roles, want %d and %d", clusterRoles, roles, wantClusterRoles, wantRoles)
 			}
 		})
 	}
