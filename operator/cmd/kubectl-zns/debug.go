@@ -117,15 +117,10 @@ func (s *session) debug(cmd *cobra.Command, opts debugbundle.Options, out string
 // debugSource connects from kubectl's flags. Every client shares one transport that refuses Secrets, and the
 // object reader refuses them too before asking: the bundle cannot hold a Secret because the tool cannot get one.
 func (s *session) debugSource() (debugbundle.Source, string, error) {
-	cfg, err := s.flags.ToRESTConfig()
+	cfg, ns, err := s.connection()
 	if err != nil {
 		return nil, "", err
 	}
-	ns, _, err := s.flags.ToRawKubeConfigLoader().Namespace()
-	if err != nil {
-		return nil, "", err
-	}
-	cfg = rest.CopyConfig(cfg)
 	cfg.Wrap(debugbundle.RefuseSecrets)
 	c, err := client.New(cfg, client.Options{Scheme: debugbundle.Scheme})
 	if err != nil {

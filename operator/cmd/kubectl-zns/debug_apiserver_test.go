@@ -1,13 +1,10 @@
 package main
 
 import (
-	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/base64"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -200,32 +197,15 @@ func noSecret(t *testing.T, files map[string]string) {
 
 func readBundle(t *testing.T, path string) map[string]string {
 	t.Helper()
-	f, err := os.Open(path)
+	raw, err := debugbundle.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	gz, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := tar.NewReader(gz)
 	files := map[string]string{}
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return files
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		raw, err := io.ReadAll(tr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, rest, _ := strings.Cut(h.Name, "/")
-		files[rest] = string(raw)
+	for name, b := range raw {
+		files[name] = string(b)
 	}
+	return files
 }
 
 func restConfigFor(t *testing.T, kubeconfig string) *rest.Config {

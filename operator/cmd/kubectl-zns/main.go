@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
@@ -81,6 +82,16 @@ func newRoot(streams genericiooptions.IOStreams, newClient func() (client.Reader
 }
 
 func (s *session) kubeClient() (client.Reader, string, error) {
+	cfg, ns, err := s.connection()
+	if err != nil {
+		return nil, "", err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme()})
+	return c, ns, err
+}
+
+// connection is what kubectl's flags say: the cluster's REST config (a copy, free to wrap) and the namespace.
+func (s *session) connection() (*rest.Config, string, error) {
 	cfg, err := s.flags.ToRESTConfig()
 	if err != nil {
 		return nil, "", err
@@ -89,8 +100,7 @@ func (s *session) kubeClient() (client.Reader, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme()})
-	return c, ns, err
+	return rest.CopyConfig(cfg), ns, nil
 }
 
 func (s *session) benchmark(ctx context.Context, name string) (*v1alpha1.Benchmark, client.Reader, error) {
