@@ -650,7 +650,7 @@ func TestRBACMatchesGenerated(t *testing.T) {
 				}
 			}
 			wantRoles, wantClusterRoles := 1, 2 // the manager's and the metrics reader's
-			if c.name == "minimal" { // leader election and metrics off: no Role, no reader
+			if c.name == "minimal" {            // leader election and metrics off: no Role, no reader
 				wantRoles, wantClusterRoles = 0, 1
 			}
 			if clusterRoles != wantClusterRoles || roles != wantRoles {
