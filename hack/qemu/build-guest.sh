@@ -60,9 +60,11 @@ KREL=${BASH_REMATCH[1]}
 # implementations are listed too; btrfs asks for crc32c (and xxhash64 for
 # some file systems) the same way. btrfs and f2fs in zoned mode, and xfs and
 # ext4 for the conventional comparison, are what hack/qemu/run.sh --userland
-# runs MySQL on.
+# runs MySQL on; veth, overlay and loop give the pods of a kubelet in the guest their
+# interfaces, their root file systems and the loop device the kubelet pins each
+# block volume with.
 MODULES=(null_blk nvme configfs virtio_pci 9pnet_virtio 9p crc64_rocksoft_generic crct10dif_generic
-  btrfs f2fs xfs ext4 crc32c_generic xxhash_generic)
+  btrfs f2fs xfs ext4 crc32c_generic xxhash_generic veth overlay loop)
 # Host programs copied with their libraries. bash runs the project's scripts,
 # fio and blkzone are what the tests drive the zoned devices with.
 PROGRAMS=(bash fio blkzone)

@@ -199,6 +199,9 @@ if ((userland)); then
   # guest's own kernel file systems and scratch space over it. Modules are
   # loaded here: inside, modprobe would look for them on the host.
   modprobe -a btrfs f2fs xfs ext4 crc32c_generic xxhash_generic || fail "cannot load the file system modules"
+  # veth, overlay, loop: pod interfaces, root file systems and block-volume pins of a kubelet in the guest
+  # (docs/zoned-node.md)
+  modprobe -a veth overlay loop || fail "cannot load veth, overlay and loop"
   # servers and clients on 127.0.0.1: the guest's loopback starts down
   ip link set lo up || fail "cannot bring up the loopback interface"
   u=/userland
