@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -21,16 +22,7 @@ import (
 // TestPluginAgainstAPIServer runs the plugin as a user runs it, with a kubeconfig file and kubectl's flags,
 // against a real kube-apiserver (envtest) holding a recorded Benchmark, its status and its series ConfigMaps.
 func TestPluginAgainstAPIServer(t *testing.T) {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		t.Skip("needs KUBEBUILDER_ASSETS (kube-apiserver and etcd; hack/envtest-assets.sh builds them)")
-	}
-	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join("..", "..", "..", "config", "crd", "bases")}, ErrorIfCRDPathMissing: true}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	envtestreap.Guard()
-	t.Cleanup(func() { _ = env.Stop() })
+	env, cfg := startAPIServer(t)
 	user, err := env.AddUser(envtest.User{Name: "lab", Groups: []string{"system:masters"}}, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -101,4 +93,21 @@ func TestPluginAgainstAPIServer(t *testing.T) {
 	if _, err := plugin("--kubeconfig", kubeconfig, "--context", "nosuch", "-n", "zns-demo", "report", "pair"); err == nil || !strings.Contains(err.Error(), "nosuch") {
 		t.Errorf("--context nosuch: %v", err)
 	}
+}
+
+// startAPIServer starts a real kube-apiserver and etcd (envtest) with the project's CRDs, stopped when t ends; it
+// skips t when their binaries are not there.
+func startAPIServer(t *testing.T) (*envtest.Environment, *rest.Config) {
+	t.Helper()
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		t.Skip("needs KUBEBUILDER_ASSETS (kube-apiserver and etcd; hack/envtest-assets.sh builds them)")
+	}
+	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join("..", "..", "..", "config", "crd", "bases")}, ErrorIfCRDPathMissing: true}
+	cfg, err := env.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	envtestreap.Guard()
+	t.Cleanup(func() { _ = env.Stop() })
+	return env, cfg
 }

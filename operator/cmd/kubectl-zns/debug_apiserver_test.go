@@ -23,7 +23,6 @@ import (
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
 	"github.com/zns-mysql/zns-mysql/operator/internal/debugbundle"
 	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
-	"github.com/zns-mysql/zns-mysql/test/envtestreap"
 )
 
 const (
@@ -39,16 +38,7 @@ const (
 // finished preflight pod (no kubelet: their logs and the exec fail and are listed), events, and the database's
 // Secret. Then again as a user whom RBAC denies every Secret: the same bundle, so the tool never needs one.
 func TestDebugBundleAgainstAPIServer(t *testing.T) {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		t.Skip("needs KUBEBUILDER_ASSETS (kube-apiserver and etcd; hack/envtest-assets.sh builds them)")
-	}
-	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join("..", "..", "..", "config", "crd", "bases")}, ErrorIfCRDPathMissing: true}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	envtestreap.Guard()
-	t.Cleanup(func() { _ = env.Stop() })
+	env, cfg := startAPIServer(t)
 	dir := t.TempDir()
 	kubeconfig := func(u envtest.User) string {
 		au, err := env.AddUser(u, cfg)
