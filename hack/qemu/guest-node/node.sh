@@ -13,6 +13,8 @@ echo "start $(date) nproc=$(nproc) mem=$(awk '/MemTotal/{print $2}' /proc/meminf
 ip addr add 10.10.0.1/32 dev lo; ip route add default dev lo
 # The host root is read-only in the guest: the kubelet, CNI and pod logs write below /var/lib and /var/log.
 for d in /var/lib /var/log; do mount -t tmpfs tmpfs $d || echo "no tmpfs on $d"; done
+# The kubelet's volume mounts reach the containers that use them (as on a systemd host: shared).
+mount --make-rshared / || echo "cannot make / rshared"; mount --make-rshared /var/lib
 mount -t cgroup2 none /sys/fs/cgroup && echo "+cpu +memory +pids +io +cpuset" > /sys/fs/cgroup/cgroup.subtree_control; echo "cgroup controllers: $(cat /sys/fs/cgroup/cgroup.subtree_control)"
 echo "measure-token,admin,admin,system:masters" > $D/tokens.csv
 openssl genrsa -out $D/sa.key 2048 2>/dev/null
