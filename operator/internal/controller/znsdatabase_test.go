@@ -170,6 +170,13 @@ func preflightReport(t *testing.T, device string) (string, bool) {
 
 // finishPreflight plays kubelet and the Job controller: a pod of the preflight Job terminates with the
 // report as its termination message, and the Job completes or fails.
+// passPreflight finishes db's preflight Job with the device's real report, as a fit device's Job ends.
+func passPreflight(t *testing.T, db *v1alpha1.ZNSDatabase, device string) {
+	t.Helper()
+	report, _ := preflightReport(t, device)
+	finishPreflight(t, db, report, true)
+}
+
 func finishPreflight(t *testing.T, db *v1alpha1.ZNSDatabase, report string, ok bool) {
 	t.Helper()
 	finishJob(t, db, db.PreflightJobName(), "preflight", report, ok)
@@ -693,8 +700,7 @@ func TestFormatRefused(t *testing.T) {
 	ns := newNamespace(t)
 	db := zonedDB(ns, "foreign", "node-b", "nullb0")
 	create(t, db)
-	report, _ := preflightReport(t, "nullb0")
-	finishPreflight(t, db, report, true)
+	passPreflight(t, db, "nullb0")
 	sts := &appsv1.StatefulSet{}
 	waitObject(t, client.ObjectKey{Namespace: ns, Name: db.StatefulSetName()}, sts)
 	decision := dbinit.Decide(dbinit.DecisionInput{Policy: dbinit.PolicyIfNeeded, HasZenFS: false, Empty: false})

@@ -55,8 +55,7 @@ func TestZonedBtrfsLifecycle(t *testing.T) {
 	// kind-worker/nullb0 may still name its database.
 	db := btrfsDB(ns, "inno-btrfs", "btrfs-node", "nullb0")
 	create(t, db)
-	report, _ := preflightReport(t, "nullb0")
-	finishPreflight(t, db, report, true)
+	passPreflight(t, db, "nullb0")
 	waitCondition(t, db, controller.ConditionDeviceReady, metav1.ConditionTrue, "PreflightPassed")
 	db = get(t, db)
 
@@ -154,8 +153,7 @@ func TestZonedBtrfsFormatRefused(t *testing.T) {
 	ns := newNamespace(t)
 	db := btrfsDB(ns, "foreign-fs", "node-z", "nullb0")
 	create(t, db)
-	report, _ := preflightReport(t, "nullb0")
-	finishPreflight(t, db, report, true)
+	passPreflight(t, db, "nullb0")
 	refused := zonedFSReport(t, zonedfs.DecisionInput{Want: zonedfs.Btrfs, Policy: dbinit.PolicyIfNeeded, HasZenFS: true}, "")
 	finishJob(t, db, db.FormatJobName(), "format", refused, false)
 	cond := waitCondition(t, db, controller.ConditionAvailable, metav1.ConditionFalse, "FormatRefused")
