@@ -19,10 +19,17 @@
 #   --env NAME=VALUE   export in the guest (repeatable); ZNS_QEMU_GUEST=1 always is
 #   --mem MIB          guest memory (default 1024; memory-backed null_blk data lives there)
 #   --smp N            guest CPUs (default 1)
+#   --accel tcg|kvm    the accelerator (default tcg: KVM is not usable on every
+#                      machine, and a nested KVM guest has been seen to hang)
 #   --timeout SECONDS  kill QEMU after this long (default 300); exit 124
 #   --console FILE     save the guest's console (kernel messages) to FILE
 #   --guest-dir DIR    use this built guest instead of running build-guest.sh
 #   --append PARAMS    extra kernel command-line parameters
+#   --hostfwd HOSTPORT:GUESTPORT
+#                      give the guest a network interface (QEMU user networking,
+#                      restricted: no way out) at 10.0.2.15/24, gateway 10.0.2.2,
+#                      and forward 127.0.0.1:HOSTPORT on the host to GUESTPORT in
+#                      the guest (repeatable; TCP)
 #   --userland         run CMD in the host's own userland: the host's root is
 #                      shared read-only over 9p and CMD runs chrooted into it,
 #                      with the guest's /proc, /sys, /dev, /run and /tmp, a
@@ -52,8 +59,8 @@ usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0" >&2; exit 1
 script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 repo_root=$(cd "$script_dir/../.." && pwd -P)
 
-share="" mem=1024 smp=1 timeout_s=300 console_out="" guest_dir="" append="" userland=0
-nullblk=() zns=() envs=()
+share="" accel=tcg mem=1024 smp=1 timeout_s=300 console_out="" guest_dir="" append="" userland=0
+nullblk=() zns=() envs=() hostfwd=()
 while (($#)); do
   case $1 in
     --share) share=${2:?--share needs a directory}; shift 2 ;;
@@ -62,10 +69,14 @@ while (($#)); do
     --env) [[ "${2:-}" == *=* ]] || die "--env needs NAME=VALUE"; envs+=("$2"); shift 2 ;;
     --mem) mem=${2:?}; shift 2 ;;
     --smp) smp=${2:?}; shift 2 ;;
+    --accel) accel=${2:?}; [[ "$accel" == tcg || "$accel" == kvm ]] || die "--accel takes tcg or kvm"; shift 2 ;;
     --timeout) timeout_s=${2:?}; shift 2 ;;
     --console) console_out=${2:?}; shift 2 ;;
     --guest-dir) guest_dir=${2:?}; shift 2 ;;
     --append) append=${2?}; shift 2 ;;
+    --hostfwd)
+      [[ "${2:-}" =~ ^[0-9]+:[0-9]+$ ]] || die "--hostfwd needs HOSTPORT:GUESTPORT (e.g. 16443:6443)"
+      hostfwd+=("$2"); shift 2 ;;
     --userland) userland=1; shift ;;
     -h | --help) usage ;;
     --) shift; break ;;
@@ -112,7 +123,7 @@ cp "$repo_root/hack/nullblk-zoned.sh" "$ctl/bin/nullblk-zoned.sh"
 chmod 0755 "$ctl/bin/nullblk-zoned.sh"
 
 # --- QEMU command line --------------------------------------------------------------
-qemu=(qemu-system-x86_64 -accel tcg -M q35 -cpu max -smp "$smp" -m "$mem"
+qemu=(qemu-system-x86_64 -accel "$accel" -M q35 -cpu max -smp "$smp" -m "$mem"
   -nographic -nodefaults -serial stdio -no-reboot
   -kernel "$kernel" -initrd "$guest_dir/initramfs.cpio"
   -append "console=ttyS0 panic=-1 quiet loglevel=4 rdinit=/init mitigations=off cryptomgr.notests no_timer_check${append:+ $append}"
@@ -123,6 +134,13 @@ if [[ -n "$share" ]]; then
 fi
 if ((userland)); then
   qemu+=(-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap")
+fi
+
+if ((${#hostfwd[@]})); then
+  # restrict=on: the guest reaches nothing outside; only the forwarded ports reach it
+  netdev="user,id=net0,restrict=on"
+  for f in "${hostfwd[@]}"; do netdev+=",hostfwd=tcp:127.0.0.1:${f%%:*}-:${f#*:}"; done
+  qemu+=(-netdev "$netdev" -device virtio-net-pci,netdev=net0)
 fi
 
 # zns_arg SPEC KEY DEFAULT: KEY's value in SPEC, else DEFAULT.
@@ -165,7 +183,7 @@ fi
   echo 'ctl=/run/zns'
   echo 'cut -d" " -f1 /proc/uptime >"$ctl/boot-seconds"'
   echo 'fail() { echo "qemu-guest: $*" >>"$ctl/output"; echo "$*" >"$ctl/setup-error"; dmesg >"$ctl/dmesg" 2>&1; exit 0; }'
-  printf 'share=%q n_zns=%d workdir=%q userland=%d\n' "$share" "$n_zns" "$workdir" "$userland"
+  printf 'share=%q n_zns=%d workdir=%q userland=%d network=%d\n' "$share" "$n_zns" "$workdir" "$userland" "${#hostfwd[@]}"
   cat <<'EOF'
 if [[ -n "$share" ]]; then
   mkdir -p "$share" || fail "cannot create ${share}"
@@ -182,6 +200,17 @@ if ((n_zns > 0)); then
     for ((w = 0; w < 200; w++)); do [[ -e /sys/block/nvme${i}n1 && -e /dev/nvme${i}n1 ]] && break; sleep 0.05; done
     [[ -e /dev/nvme${i}n1 ]] || fail "nvme${i}n1 did not appear"
   done
+fi
+if ((network)); then
+  # QEMU's user network: the guest is 10.0.2.15, the host side 10.0.2.2
+  modprobe virtio_net || fail "cannot load virtio_net"
+  # netfilter, for a kube-proxy in the guest (iptables-nft): inside the userland modprobe finds no modules
+  modprobe -a nf_tables nft_compat nft_chain_nat nft_nat nft_masq nft_ct nft_reject_ipv4 nft_numgen nft_limit \
+    nf_conntrack nf_nat xt_conntrack xt_comment xt_mark xt_MASQUERADE xt_addrtype xt_statistic xt_nat \
+    xt_multiport xt_tcpudp ipt_REJECT || fail "cannot load the netfilter modules"
+  for ((w = 0; w < 200; w++)); do [[ -e /sys/class/net/eth0 ]] && break; sleep 0.05; done
+  ip link set eth0 up && ip addr add 10.0.2.15/24 dev eth0 && ip route add default via 10.0.2.2 ||
+    fail "cannot configure eth0"
 fi
 # bash reads a script from the uncached control mount a few bytes at a
 # time: a copy on tmpfs runs twice as fast
@@ -211,7 +240,12 @@ if ((userland)); then
   for d in proc sys dev run tmp; do mount -o rbind "/$d" "$u/$d" || fail "cannot bind /$d into the userland"; done
   for d in mnt var/tmp; do mount -t tmpfs tmpfs "$u/$d" || fail "cannot mount a tmpfs at /$d in the userland"; done
   if [[ -n "$share" ]]; then mount -o bind "$share" "$u$share" || fail "cannot bind ${share} into the userland"; fi
-  in_userland() { chroot "$u" /usr/bin/env PATH="$PATH" HOME=/tmp bash -c 'cd "$1" && shift && exec "$@"' userland "$PWD" "$@"; }
+  # The userland becomes the root of the mount namespace, as switch_root does, not a chroot below it: a
+  # process that joins a mount namespace (runc exec, kubectl exec, exec probes) starts at the namespace's
+  # root; below a plain chroot that is the initramfs, where a container's working directory does not exist
+  # ("chdir to cwd ... no such file or directory"). This shell keeps its own root (the initramfs).
+  cd "$u" && mount --move . / || fail "cannot move the userland to /"
+  in_userland() { chroot . /usr/bin/env PATH="$PATH" HOME=/tmp bash -c 'cd "$1" && shift && exec "$@"' userland "$workdir" "$@"; }
 else
   in_userland() { "$@"; }
 fi
