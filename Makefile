@@ -28,7 +28,7 @@ GO_PACKAGES := ./...
 
 .PHONY: help
 help: ## Show the targets.
-	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*##/ {printf "  %-18s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z0-9_-]+:.*##/ {printf "  %-18s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 $(CONTROLLER_GEN):
 	@mkdir -p $(TOOLS_DIR)
@@ -126,6 +126,15 @@ e2e-cluster: ## Bring up the kind cluster and load freshly built images; prints 
 e2e: ## Inner loop: only the end-to-end suite, on the kind cluster (kept afterwards; make kind-down removes it).
 	@settings=$$($(MAKE) -s --no-print-directory e2e-cluster) && eval "$$settings" && helm=$$(hack/helm.sh) && \
 		ZNS_HELM=$$helm go test -count=1 -v -timeout $(E2E_TIMEOUT) ./test/e2e/
+
+.PHONY: zoned-node-up zoned-node-down e2e-zoned
+zoned-node-up: ## Boot (or keep) a Kubernetes node with zoned devices in the QEMU guest; prints its kubeconfig.
+	@hack/qemu/zoned-node.sh up
+zoned-node-down: ## Stop the zoned node.
+	hack/qemu/zoned-node.sh down
+e2e-zoned: ## Inner loop: the e2e suite's zoned flow on a fresh zoned node (kept afterwards; make zoned-node-down stops it).
+	@hack/qemu/zoned-node.sh down && hack/qemu/zoned-node.sh up >/dev/null && settings=$$(hack/qemu/zoned-node.sh env) && eval "$$settings" && \
+		helm=$$(hack/helm.sh) && ZNS_HELM=$$helm go test -count=1 -v -timeout $(E2E_TIMEOUT) -run '^TestZonedFilesystemFlow$$' ./test/e2e/
 
 .PHONY: helm
 helm: ## Build (once, cached) the pinned helm.

@@ -14,12 +14,19 @@
 #      with them (helm upgrade --install).
 #   4. the databases in namespace $DEMO_NAMESPACE, waited for until Available; then a Benchmark across all of
 #      them (a fresh one each run), waited for until it completes; then the table.
+#   5. where this kernel has no zoned devices (a kind node shares it): the zoned part on a Kubernetes node in a
+#      QEMU guest whose kernel has them (hack/qemu/zoned-node.sh; KVM when usable, else TCG, which is slow):
+#      MyRocks and InnoDB on btrfs in zoned mode (null_blk zoned, emulated NVMe ZNS) against InnoDB on the
+#      node's conventional device, a short Benchmark and its table (with the device bytes per transaction);
+#      then the node is stopped (DEMO_KEEP_ZONED_NODE=1 keeps it). ZenFS needs the Percona image, which
+#      needs repo.percona.com: without it this part uses btrfs, and says so.
 #
 # The cluster and the devices stay up afterwards for a look around (it prints how); `make demo-clean`
 # (hack/demo.sh clean) removes both: the demo's own null_blk devices only, never another device. Running it again reuses them: ZenFS already on a device is kept (formatPolicy IfNeeded).
 #
 # Environment:
-#   DEMO_ZONED        auto (default), 1 (fail unless the zoned part can run), 0 (conventional only)
+#   DEMO_ZONED        auto (default), 1 (fail unless the zoned part can run, here or on the QEMU node),
+#                     0 (conventional only)
 #   DEMO_NAMESPACE    namespace of the databases and the Benchmark (default zns-demo)
 #   DEMO_SECONDS      sysbench run time per target (default 60)
 #   DEMO_THREADS      sysbench threads (default 4)
@@ -85,7 +92,11 @@ timed() {
   "$@" || return
   record "$name" "$t0"
 }
-kubectl() { hack/kind/cluster.sh kubectl "$@"; }
+# on: the cluster kubectl talks to, kind or the QEMU node (step 5)
+on=kind
+kubectl() {
+  if [[ "$on" == node ]]; then hack/qemu/zoned-node.sh kubectl "$@"; else hack/kind/cluster.sh kubectl "$@"; fi
+}
 
 # --- 1. what this machine can do -------------------------------------------------------------------------------
 say "checking this machine"
@@ -109,12 +120,22 @@ if [[ -z "$zoned_why" ]]; then
     zoned_why="the Percona + ZenFS image could not be built (it needs https://repo.percona.com; see above)"
   fi
 fi
+# The zoned part on a QEMU node instead (step 5): when this kernel cannot make zoned devices.
+node_why=""
+if [[ "$zoned" == 0 ]]; then
+  node_why="DEMO_ZONED=0"
+elif [[ -z "$zoned_why" ]]; then
+  node_why="zoned devices are made here"
+elif ! command -v qemu-system-x86_64 >/dev/null; then
+  node_why="no qemu-system-x86_64 (Debian package qemu-system-x86)"
+fi
 if [[ -n "$zoned_why" ]]; then
-  [[ "$zoned" == 1 ]] && die "DEMO_ZONED=1, but ${zoned_why}"
-  say "conventional part only: ${zoned_why}"
-  note "MyRocks and InnoDB on conventional volumes, with the MariaDB + MyRocks stand-in image; the zoned part"
-  note "(two MyRocks on ZenFS tenants on null_blk zoned devices) needs a kernel with CONFIG_BLK_DEV_ZONED and"
-  note "null_blk, and the Percona image"
+  [[ "$zoned" == 1 && -n "$node_why" ]] && die "DEMO_ZONED=1, but ${zoned_why}, and no QEMU node either: ${node_why}"
+  say "conventional part first: ${zoned_why}"
+  note "MyRocks and InnoDB on conventional volumes, with the MariaDB + MyRocks stand-in image, on kind"
+  if [[ -z "$node_why" ]]; then
+    note "then the zoned part on a Kubernetes node whose kernel has zoned devices, in a QEMU guest (step 5)"
+  fi
 fi
 
 # --- zoned devices (before the cluster: a kind node keeps a static copy of /dev) --------------------------
@@ -176,7 +197,7 @@ helm=$(cat "${helm_log}.out")
 record "helm (built once, cached)" "$t0"
 install_chart() {
   "$helm" --kubeconfig "$kubeconfig" upgrade --install zns-mysql charts/zns-mysql \
-    --namespace zns-mysql-system --create-namespace --wait --timeout 5m \
+    --namespace zns-mysql-system --create-namespace --wait --timeout "${chart_timeout:-5m}" \
     --set image.tag="$tag" --set benchImage.tag="$tag" --set mariadbImage.tag="$tag" --set perconaImage.tag="$tag" >&2
 }
 timed "helm upgrade --install" install_chart
@@ -225,19 +246,23 @@ show_trouble() {
   kubectl -n "$ns" get znsdatabases,benchmarks,pods,jobs -o wide >&2 || true
   kubectl -n "$ns" get events --sort-by=.lastTimestamp >&2 | tail -n 30 || true
 }
+available_minutes=10
 wait_available() {
   heartbeat "databases Available" "kubectl -n ${ns} get znsdatabases shows them" \
-    kubectl -n "$ns" wait --for=condition=Available --timeout=10m "${targets[@]/#/znsdatabase/}" >&2 ||
-    { show_trouble; die "the databases did not become Available within 10 minutes (above: their state and events)"; }
+    kubectl -n "$ns" wait --for=condition=Available --timeout="${available_minutes}m" "${targets[@]/#/znsdatabase/}" >&2 ||
+    { show_trouble; die "the databases did not become Available within ${available_minutes} minutes (above: their state and events)"; }
 }
 timed "databases Available" wait_available
 kubectl -n "$ns" get znsdatabases -o wide >&2
 
-say "Benchmark: ${workload}, ${tables} tables of ${table_size} rows, ${threads} threads, ${seconds}s, all targets at once"
-bench="demo-$(date +%Y%m%d-%H%M%S)"
-target_yaml=""
-for t in "${targets[@]}"; do target_yaml+="  - name: ${t}"$'\n'; done
-kubectl apply -f - >&2 <<EOF
+# apply_benchmark BASELINE [EXTRA-SPEC-LINE...]: a Benchmark of every target, named into $bench.
+apply_benchmark() {
+  local baseline=$1 target_yaml="" t
+  shift
+  say "Benchmark: ${workload}, ${tables} tables of ${table_size} rows, ${threads} threads, ${seconds}s, all targets at once"
+  bench="demo-$(date +%Y%m%d-%H%M%S)"
+  for t in "${targets[@]}"; do target_yaml+="  - name: ${t}"$'\n'; done
+  kubectl apply -f - >&2 <<EOF
 apiVersion: zns-mysql.dev/v1alpha1
 kind: Benchmark
 metadata:
@@ -245,7 +270,7 @@ metadata:
   namespace: ${ns}
 spec:
   targets:
-${target_yaml}  baseline: innodb-baseline
+${target_yaml}  baseline: ${baseline}
   workload: ${workload}
   tables: ${tables}
   tableSize: ${table_size}
@@ -253,9 +278,13 @@ ${target_yaml}  baseline: innodb-baseline
   durationSeconds: ${seconds}
   reportIntervalSeconds: 1
   iterations: 1
+$(printf '  %s\n' "$@")
 EOF
+}
+apply_benchmark innodb-baseline
+bench_slack=900
 wait_benchmark() {
-  local deadline=$((SECONDS + 900 + seconds * 2)) phase="" last="" said=$SECONDS t0=$SECONDS
+  local deadline=$((SECONDS + bench_slack + seconds * 2)) phase="" last="" said=$SECONDS t0=$SECONDS
   while ((SECONDS < deadline)); do
     phase=$(kubectl -n "$ns" get benchmark "$bench" -o jsonpath='{.status.phase}{" "}{.status.progress}' 2>/dev/null || true)
     [[ -n "${phase// /}" ]] || phase=""
@@ -283,6 +312,53 @@ bin/kubectl-zns --kubeconfig "$kubeconfig" -n "$ns" report "$bench"
 echo
 echo "(${flavor} images; ratios are against innodb-baseline; ${seconds}s of ${workload} on $(nproc) cores with every"
 echo " database in one kind node: this shows the stack works end to end, not how a ZNS drive compares)"
+
+# --- 5. the zoned part on a Kubernetes node under QEMU -------------------------------------------------------
+if [[ -n "$zoned_why" && -z "$node_why" ]]; then
+  say "zoned part: ${zoned_why}, and a kind node shares this kernel. It runs on a Kubernetes node whose kernel has zoned devices, in a QEMU guest (hack/qemu/zoned-node.sh)"
+  [[ -r /dev/kvm && -w /dev/kvm ]] || note "no usable /dev/kvm: the guest runs under TCG (emulation), where this part takes 15-25 minutes"
+  t0=$SECONDS
+  # a fresh node: its devices start empty (a database made earlier on them would keep its data and password)
+  hack/qemu/zoned-node.sh down
+  hack/qemu/zoned-node.sh up >/dev/null || die "the zoned node did not come up (above); hack/qemu/zoned-node.sh up alone tries again, DEMO_ZONED=0 skips this part"
+  record "zoned node up (QEMU)" "$t0"
+  eval "$(hack/qemu/zoned-node.sh env)"
+  kind_kubeconfig=$kubeconfig kind_ns=$ns kind_bench=$bench
+  on=node chart_timeout=$((5 * ZNS_E2E_TIME_SCALE))m
+  kubeconfig=$ZNS_E2E_KUBECONFIG
+  tag=$ZNS_E2E_TAG
+  timed "helm upgrade --install (node)" install_chart
+  ns=${ns}-zoned targets=() manifest=""
+  say "databases in namespace ${ns} on the zoned node"
+  kubectl create namespace "$ns" --dry-run=client -o yaml | kubectl apply -f - >&2
+  db myrocks-zoned rocksdb mariadb "MyRocks on btrfs in zoned mode, null_blk zoned nullb0" \
+    "zonedDevice:" "  nodeName: zns-guest" "  deviceName: nullb0" "  filesystem: btrfs"
+  db innodb-zoned innodb mariadb "InnoDB on btrfs in zoned mode, emulated NVMe ZNS nvme0n1" \
+    "zonedDevice:" "  nodeName: zns-guest" "  deviceName: nvme0n1" "  filesystem: btrfs"
+  db innodb-baseline innodb mariadb "InnoDB on ext4 on the node's conventional device nullb2 (baseline)" \
+    "volume:" "  storageClassName: zns-guest-local" "  size: 2Gi"
+  printf '%s' "$manifest" | kubectl apply -f - >&2
+  # emulation: a process start takes about a second, so the waits are longer and the run smaller
+  available_minutes=$((10 * ZNS_E2E_TIME_SCALE)) bench_slack=$((900 * ZNS_E2E_TIME_SCALE))
+  timed "databases Available (node)" wait_available
+  kubectl -n "$ns" get znsdatabases -o wide >&2
+  seconds=${DEMO_NODE_SECONDS:-30} tables=1 table_size=${DEMO_NODE_TABLE_SIZE:-2000} threads=2
+  apply_benchmark innodb-baseline "startDelaySeconds: $((30 * ZNS_E2E_TIME_SCALE))" "targetTimeoutSeconds: $((600 * ZNS_E2E_TIME_SCALE))"
+  timed "Benchmark (node)" wait_benchmark
+  say "result on the zoned node (kubectl zns report ${bench})"
+  bin/kubectl-zns --kubeconfig "$kubeconfig" -n "$ns" report "$bench"
+  echo
+  echo "(MariaDB images, no ZenFS: that needs the Percona image from repo.percona.com; ${seconds}s of ${workload} in a"
+  echo " QEMU guest under $(cat "${cache}/zoned-node/accel" 2>/dev/null || echo tcg): the device bytes per transaction are the figure"
+  echo " to read; TPS under emulation is not a drive's)"
+  if [[ "${DEMO_KEEP_ZONED_NODE:-0}" == 1 ]]; then
+    note "the zoned node stays up (DEMO_KEEP_ZONED_NODE=1): hack/qemu/zoned-node.sh kubectl -n ${ns} get znsdatabases; hack/qemu/zoned-node.sh down stops it"
+  else
+    hack/qemu/zoned-node.sh down
+    note "the zoned node is stopped (its devices lived in its memory); DEMO_KEEP_ZONED_NODE=1 make demo keeps it up"
+  fi
+  kubeconfig=$kind_kubeconfig ns=$kind_ns bench=$kind_bench
+fi
 
 say "timings"
 printf '  %s\n' "${timings[@]}" "$(printf '%-34s %5ss' total "$(($(date +%s) - t_start))")"

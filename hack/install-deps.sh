@@ -17,7 +17,9 @@
 #
 #   hack/install-deps.sh         everything above (make test)
 #   hack/install-deps.sh demo    only what make demo needs on the host: the image and node builds (debootstrap,
-#                                gcc, libseccomp-dev, busybox-static) and the null_blk script (kmod)
+#                                gcc, libseccomp-dev, busybox-static), the null_blk script (kmod), and the
+#                                zoned node in the QEMU guest, which runs the host's programs (qemu-system-x86,
+#                                cpio, btrfs-progs, f2fs-tools; iptables for kube-proxy, openssl, bc)
 #
 # Environment: ZNS_EXTRA_PACKAGES adds packages; ZNS_POLICY_RC_D (tests only) moves policy-rc.d.
 set -euo pipefail
@@ -37,9 +39,10 @@ case "${1:-all}" in
   all)
     packages=(git make gcc ca-certificates mariadb-server mariadb-plugin-rocksdb mariadb-client sysbench fio
       qemu-system-x86 busybox-static cpio kmod xz-utils debootstrap libseccomp-dev libc6-dev util-linux
-      btrfs-progs f2fs-tools prometheus prometheus-mysqld-exporter)
+      btrfs-progs f2fs-tools prometheus prometheus-mysqld-exporter iptables openssl bc)
     ;;
-  demo) packages=(git make gcc ca-certificates busybox-static kmod xz-utils debootstrap libseccomp-dev libc6-dev util-linux) ;;
+  demo) packages=(git make gcc ca-certificates busybox-static kmod xz-utils debootstrap libseccomp-dev libc6-dev util-linux
+    qemu-system-x86 cpio btrfs-progs f2fs-tools iptables openssl bc) ;;
   *) fail "unknown set '${1}'" "hack/install-deps.sh [all|demo]" ;;
 esac
 read -r -a extra <<<"${ZNS_EXTRA_PACKAGES:-}"

@@ -12,7 +12,9 @@
 #   6 tests                    pure Go, real MariaDB on loopback, envtest, chart, QEMU guest, images
 #   7 end to end               a kind cluster of its own (zns-test; a loop device for the refusal test when
 #                              root), the images loaded, test/e2e, then the cluster deleted
-# Tests 6 and 7 end in one summary: "N passed, N failed, N skipped", every skip with what it needs.
+#   8 zoned end to end         this kernel has no zoned devices and a kind node shares it: a Kubernetes node in
+#                              the QEMU guest (hack/qemu/zoned-node.sh), the e2e suite's zoned flow against it
+# Tests 6 to 8 end in one summary: "N passed, N failed, N skipped", every skip with what it needs.
 #
 # Environment:
 #   ZNS_E2E_KUBECONFIG       run the e2e suite on this cluster instead of creating one (load the images first:
@@ -31,7 +33,7 @@ TOOL_NAME=test
 source hack/lib/tool-common.sh
 
 T0=$SECONDS
-STAGES=7
+STAGES=8
 # stage N NAME: a banner a person can find in a long log, with the time since the start.
 stage() { printf '\n==> [%s/%s] %s (%s since the start)\n' "$1" "$STAGES" "$2" "$(mmss $((SECONDS - T0)))" >&2; }
 # fail STAGE WHAT-TO-DO: stop, naming the stage that failed and what the user can do.
@@ -138,20 +140,28 @@ mapfile -t packages < <(go list ./... | grep -vxF "$E2E_PACKAGE")
 
 # What the e2e stage sets up runs in the pipeline's subshell below; it leaves notes here for the cleanup.
 state=$(mktemp -d "${TMPDIR:-/tmp}/zns-test.XXXXXX")
-cleanup() {
-  local cluster loopdev loopfile
+# delete_cluster: delete the kind cluster this run created (unless ZNS_TEST_KEEP_CLUSTER=1), once.
+delete_cluster() {
+  local cluster
   cluster=$(cat "$state/cluster" 2>/dev/null || true)
   if [[ -n "$cluster" && "${ZNS_TEST_KEEP_CLUSTER:-0}" != 1 ]]; then
     log "deleting the test cluster ${cluster}"
     ZNS_KIND_CLUSTER=$cluster hack/kind/cluster.sh down >/dev/null ||
       log "could not delete it: ZNS_KIND_CLUSTER=${cluster} hack/kind/cluster.sh down"
+    rm -f "$state/cluster"
   elif [[ -n "$cluster" ]]; then
     log "kept the test cluster ${cluster} (ZNS_TEST_KEEP_CLUSTER=1): ZNS_KIND_CLUSTER=${cluster} hack/kind/cluster.sh down removes it"
+    rm -f "$state/cluster"
   fi
+}
+cleanup() {
+  local loopdev loopfile
+  delete_cluster
   loopdev=$(cat "$state/loopdev" 2>/dev/null || true)
   loopfile=$(cat "$state/loopfile" 2>/dev/null || true)
   if [[ -n "$loopdev" && "${ZNS_TEST_KEEP_CLUSTER:-0}" != 1 ]]; then losetup -d "$loopdev" 2>/dev/null || true; fi
   if [[ -n "$loopfile" && "${ZNS_TEST_KEEP_CLUSTER:-0}" != 1 ]]; then rm -f "$loopfile"; fi
+  if [[ -e "$state/zoned-node" ]]; then hack/qemu/zoned-node.sh down || true; fi
   rm -rf "$state"
 }
 trap cleanup EXIT
@@ -182,6 +192,39 @@ e2e_cluster() {
   export ZNS_E2E=1 ZNS_E2E_KUBECONFIG ZNS_E2E_TAG
 }
 
+# The e2e tests that need the zoned node; stage 7 leaves them to stage 8.
+ZONED_E2E_TESTS=TestZonedFilesystemFlow
+# zoned_e2e: boot the zoned node, run the zoned e2e tests on it, stop it. Where it cannot run, the tests run
+# without it and report themselves skipped with what they need (with ZNS_REQUIRE_QEMU=1, it fails instead).
+zoned_e2e() {
+  local why="" rc=0
+  if ((qemu_rc != 0)); then
+    why="the QEMU guest cannot be built here (stage 5 said why)"
+  elif ((!docker_ok)); then
+    why="no usable Docker Engine for the images"
+  elif [[ "${ZNS_E2E:-}" == 0 ]]; then
+    why="ZNS_E2E=0"
+  fi
+  if [[ -n "$why" ]]; then
+    [[ "${ZNS_REQUIRE_QEMU:-0}" != 1 ]] || fail 8 "ZNS_REQUIRE_QEMU=1 but ${why}"
+    log "no zoned node: ${why}; its tests report themselves skipped"
+    (unset ZNS_E2E ZNS_REQUIRE_E2E ZNS_E2E_ZONED_NODE && go test -json "${go_test_flags[@]}" -run "^${ZONED_E2E_TESTS}\$" ./test/e2e/)
+    return
+  fi
+  printf 'zoned-node\n' >"$state/zoned-node"
+  # a fresh node: what an earlier run left on its devices and volumes would be in the tests' way
+  hack/qemu/zoned-node.sh down
+  hack/qemu/zoned-node.sh up >/dev/null ||
+    fail 8 "the zoned node did not come up (above; its log: ${cache_root}/zoned-node/guest.log); hack/qemu/zoned-node.sh up alone tries again, ZNS_E2E=0 make test skips it"
+  (
+    eval "$(hack/qemu/zoned-node.sh env)"
+    ZNS_HELM=$helm go test -json "${go_test_flags[@]}" -timeout "$E2E_TIMEOUT" -run "^${ZONED_E2E_TESTS}\$" ./test/e2e/
+  ) || rc=$?
+  hack/qemu/zoned-node.sh down || true
+  rm -f "$state/zoned-node"
+  return "$rc"
+}
+
 status=0
 {
   stage 6 "tests: pure Go, real MariaDB on loopback, envtest, chart, QEMU guest, images"
@@ -200,7 +243,11 @@ status=0
       unset ZNS_E2E
       ;;
   esac
-  ZNS_HELM=$helm go test -json "${go_test_flags[@]}" -timeout "$E2E_TIMEOUT" ./test/e2e/ || status=$?
+  ZNS_HELM=$helm go test -json "${go_test_flags[@]}" -timeout "$E2E_TIMEOUT" -skip "^${ZONED_E2E_TESTS}\$" ./test/e2e/ || status=$?
+  # the kind cluster's node would take CPU from the emulated one
+  delete_cluster
+  stage 8 "zoned end to end: a Kubernetes node with zoned devices under QEMU"
+  zoned_e2e || status=$?
   exit "$status"
 } 2>&1 | tee "$cache_root/last-test.json" | "$cache_root/tools/testsummary" || status=$?
 log "total $(mmss $((SECONDS - T0)))"

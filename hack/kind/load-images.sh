@@ -2,6 +2,10 @@
 # hack/kind/load-images.sh: build the project's images and load them into the kind cluster; print their tag.
 #
 #   tag=$(hack/kind/load-images.sh [TARGET...])      default targets: bench mariadb operator
+#   tag=$(hack/kind/load-images.sh --save FILE [TARGET...])
+#
+# --save FILE writes the tagged images to FILE (`docker save`) instead of loading them into kind: for a node
+# that imports them itself (hack/qemu/zoned-node.sh). FILE is rewritten only when its images changed.
 #
 # TARGETs are hack/images/build.sh's (bench mariadb operator percona). Each image is built (cached by docker),
 # then tagged with one tag derived from the images' content, "c-<hash of their image IDs>", and that tag is
@@ -22,6 +26,11 @@ LOG_PREFIX=load-images
 source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)/lib.sh"
 
 T_START=$(now)
+save=""
+if [[ "${1:-}" == --save ]]; then
+  save=${2:?--save needs a file}
+  shift 2
+fi
 targets=("$@")
 ((${#targets[@]})) || targets=(bench mariadb operator)
 
@@ -55,6 +64,17 @@ for i in "${images[@]}"; do
   tagged+=("${i%:*}:${tag}")
 done
 log "tagged ${tagged[*]}"
-step "load into the cluster" "${KIND_LIB_DIR}/cluster.sh" load "${tagged[@]}"
+if [[ -n "$save" ]]; then
+  if [[ -s "$save" && "$(cat "${save}.tags" 2>/dev/null)" == "${tagged[*]}" ]]; then
+    log "${save} already holds ${tagged[*]}"
+  else
+    rm -f "${save}.tags"
+    step "save to ${save}" docker save -o "${save}.part" "${tagged[@]}"
+    mv "${save}.part" "$save"
+    printf '%s\n' "${tagged[*]}" >"${save}.tags"
+  fi
+else
+  step "load into the cluster" "${KIND_LIB_DIR}/cluster.sh" load "${tagged[@]}"
+fi
 log "$(printf 'total %ss' "$(elapsed "$T_START")")"
 printf '%s\n' "$tag" >&3

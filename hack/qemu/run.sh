@@ -140,7 +140,8 @@ if ((${#hostfwd[@]})); then
   # restrict=on: the guest reaches nothing outside; only the forwarded ports reach it
   netdev="user,id=net0,restrict=on"
   for f in "${hostfwd[@]}"; do netdev+=",hostfwd=tcp:127.0.0.1:${f%%:*}-:${f#*:}"; done
-  qemu+=(-netdev "$netdev" -device virtio-net-pci,netdev=net0)
+  # romfile=: no iPXE option ROM (the kernel is booted directly)
+  qemu+=(-netdev "$netdev" -device virtio-net-pci,netdev=net0,romfile=)
 fi
 
 # zns_arg SPEC KEY DEFAULT: KEY's value in SPEC, else DEFAULT.
@@ -269,8 +270,13 @@ t0=${EPOCHREALTIME/,/.}
 console="$tmp/console.log"
 set +e
 if [[ "${ZNS_QEMU_VERBOSE:-0}" == 1 ]]; then
-  timeout --kill-after=10 "$timeout_s" "${qemu[@]}" </dev/null 2>&1 | tee "$console" >&2
-  qrc=${PIPESTATUS[0]}
+  # in the background like below, so that a TERM to this script stops QEMU (timeout gives it a process group
+  # of its own)
+  timeout --kill-after=10 "$timeout_s" "${qemu[@]}" </dev/null > >(tee "$console" >&2) 2>&1 &
+  qpid=$!
+  wait "$qpid"
+  qrc=$?
+  qpid=""
 else
   timeout --kill-after=10 "$timeout_s" "${qemu[@]}" </dev/null >"$console" 2>&1 &
   qpid=$!

@@ -112,7 +112,7 @@ func repoRoot() string {
 func installChart() error {
 	tag := env("ZNS_E2E_TAG", "latest")
 	args := []string{"upgrade", "--install", "zns-mysql", filepath.Join(repoRoot(), "charts", "zns-mysql"),
-		"--namespace", operatorNamespace, "--create-namespace", "--wait", "--timeout", "5m",
+		"--namespace", operatorNamespace, "--create-namespace", "--wait", "--timeout", (5 * time.Minute * timeScale).String(),
 		"--set", "image.tag=" + tag, "--set", "mariadbImage.tag=" + tag, "--set", "perconaImage.tag=" + tag,
 		"--set", "benchImage.tag=" + tag, "--set", "image.pullPolicy=IfNotPresent", "--set", "logLevel=debug"}
 	if kc := os.Getenv("ZNS_E2E_KUBECONFIG"); kc != "" {
@@ -179,7 +179,12 @@ func conventionalDB(ns, name string, engine v1alpha1.Engine) *v1alpha1.ZNSDataba
 
 func waitAvailable(t *testing.T, db *v1alpha1.ZNSDatabase) {
 	t.Helper()
-	waitFor(t, db.Name+" Available", 8*time.Minute, func() error {
+	waitAvailableWithin(t, db, 8*time.Minute)
+}
+
+func waitAvailableWithin(t *testing.T, db *v1alpha1.ZNSDatabase, timeout time.Duration) {
+	t.Helper()
+	waitFor(t, db.Name+" Available", timeout, func() error {
 		cur := &v1alpha1.ZNSDatabase{}
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(db), cur); err != nil {
 			return err
@@ -215,7 +220,7 @@ func sqlJob(t *testing.T, db *v1alpha1.ZNSDatabase, sql string) string {
 	if err := k8s.Create(ctx, job); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "SQL Job "+job.Name, 3*time.Minute, func() error {
+	waitFor(t, "SQL Job "+job.Name, 3*time.Minute*timeScale, func() error {
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(job), job); err != nil {
 			return err
 		}
@@ -363,7 +368,12 @@ func runBenchmark(t *testing.T, ns, name string, spec v1alpha1.BenchmarkSpec) *v
 // waitCompleted waits for a Benchmark to complete; its failure ends the test with the status.
 func waitCompleted(t *testing.T, b *v1alpha1.Benchmark) {
 	t.Helper()
-	waitFor(t, "Benchmark "+b.Name+" Completed", 12*time.Minute, func() error {
+	waitCompletedWithin(t, b, 12*time.Minute)
+}
+
+func waitCompletedWithin(t *testing.T, b *v1alpha1.Benchmark, timeout time.Duration) {
+	t.Helper()
+	waitFor(t, "Benchmark "+b.Name+" Completed", timeout, func() error {
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(b), b); err != nil {
 			return err
 		}

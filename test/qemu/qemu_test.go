@@ -107,6 +107,8 @@ func TestRunShRefusesBadOptions(t *testing.T) {
 		{[]string{"--guest-dir", g, "--mem", "lots", "--", "true"}, "take whole numbers"},
 		{[]string{"--guest-dir", t.TempDir(), "--", "true"}, "holds no vmlinuz"},
 		{[]string{"--frob", "--", "true"}, "unknown option '--frob'"},
+		{[]string{"--guest-dir", g, "--hostfwd", "6443", "--", "true"}, "--hostfwd needs HOSTPORT:GUESTPORT"},
+		{[]string{"--guest-dir", g, "--accel", "hvf", "--", "true"}, "--accel takes tcg or kvm"},
 	} {
 		code, stderr := runScript(t, "hack/qemu/run.sh", tc.args...)
 		if code != ExitNoRun || !strings.Contains(stderr, tc.says) {

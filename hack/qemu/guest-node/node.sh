@@ -1,44 +1,104 @@
 #!/bin/bash
-# In the guest (hack/qemu/run.sh --userland): a single-node Kubernetes on the guest's zoned kernel, from the
-# binaries the project builds: etcd, kube-apiserver, controller-manager, scheduler, containerd, runc, CNI, kubelet.
-# Each step's time goes to $S/progress.log (MEASURE lines). An experiment towards issue 15 (docs/zoned-node.md):
-# not yet run by any test. Arguments: the Kubernetes binaries, the kind node image's parts, the shared directory.
-A=$1; P=$2; S=$3; OUT=$S/progress.log
-exec > >(tee -a $OUT) 2>&1
-D=/mnt/k; mkdir -p $D/certs $D/cni /run/containerd
-ts() { date +%s.%N; }
-el() { echo "$(echo "$(ts) - $1" | bc)"; }
-T0=$(ts)
-echo "start $(date) nproc=$(nproc) mem=$(awk '/MemTotal/{print $2}' /proc/meminfo)kB"
-ip addr add 10.10.0.1/32 dev lo; ip route add default dev lo
-# The host root is read-only in the guest: the kubelet, CNI and pod logs write below /var/lib and /var/log.
-for d in /var/lib /var/log; do mount -t tmpfs tmpfs $d || echo "no tmpfs on $d"; done
-# The kubelet's volume mounts reach the containers that use them (as on a systemd host: shared).
-mount --make-rshared / || echo "cannot make / rshared"; mount --make-rshared /var/lib
-mount -t cgroup2 none /sys/fs/cgroup && echo "+cpu +memory +pids +io +cpuset" > /sys/fs/cgroup/cgroup.subtree_control; echo "cgroup controllers: $(cat /sys/fs/cgroup/cgroup.subtree_control)"
-echo "measure-token,admin,admin,system:masters" > $D/tokens.csv
-openssl genrsa -out $D/sa.key 2048 2>/dev/null
-cat > $D/kc.yaml <<KC
+# In the QEMU guest (hack/qemu/run.sh --userland, started by hack/qemu/zoned-node.sh): a single-node Kubernetes
+# on the guest's zoned kernel, from the binaries the project builds. Arguments: the Kubernetes binaries, the
+# kind node image's parts, the shared directory (token, pause.tar, images.tar). Lines starting "zoned-node:"
+# are its progress, read by the host; "zoned-node: ready" means Ready with the images imported. It then stays
+# up until the host stops QEMU. Test-grade: one bearer token (system:masters) for every component.
+set -uo pipefail
+A=$1 P=$2 S=$3
+D=/mnt/k # tmpfs: the node's state lives and dies with the guest
+NODE=zns-guest IP=10.0.2.15
+t0=$(date +%s.%N)
+say() { printf 'zoned-node: %s (%.1fs)\n' "$*" "$(echo "$(date +%s.%N) - $t0" | bc)"; }
+fail() {
+  say "FAILED: $*"
+  for f in "$D"/*.log; do [[ -s $f ]] && { echo "--- last lines of $f"; tail -n 15 "$f"; }; done
+  exit 1
+}
+say "start: $(nproc) CPUs, $(awk '/MemTotal/{print int($2/1024)}' /proc/meminfo) MiB, kernel $(uname -r)"
+part() { compgen -G "$P/$1" | head -n1; }
+CONTAINERD=$(dirname "$(part 'containerd-v*/containerd')") RUNC=$(part 'runc-v*/runc') CNI=$(part 'cni-plugins-v*')
+COREDNS=$(part 'coredns-v*/coredns')
+[[ -x $CONTAINERD/containerd && -x $RUNC && -d $CNI && -x $COREDNS ]] || fail "missing node parts under $P"
+mkdir -p $D/certs $D/cni /run/containerd
+# The host's root is read-only here: the kubelet, the CNI plugins and the pods' logs write below these.
+for d in /var/lib /var/log; do mount -t tmpfs tmpfs $d || fail "cannot mount a tmpfs on $d"; done
+mount --make-rshared / 2>/dev/null # as on a systemd host: the kubelet's mounts reach the containers
+mount -t cgroup2 none /sys/fs/cgroup || fail "cannot mount cgroup2"
+echo "+cpu +memory +pids +io +cpuset" >/sys/fs/cgroup/cgroup.subtree_control || fail "cannot enable the cgroup controllers"
+sysctl -qw net.ipv4.ip_forward=1 net.ipv4.conf.all.route_localnet=1 || fail "cannot set the forwarding sysctls"
+# What udev does on a real node (the guest has none): block devices root:disk 0660. Without it the device is
+# root-only and the format Job, as uid 999 with the disk group, is refused ("permission denied opening").
+for b in /dev/nullb[0-9]* /dev/nvme[0-9]*n[0-9]*; do [[ -b $b ]] && chgrp disk "$b" && chmod 0660 "$b"; done
+# and the udev rule the operator asks for: zoned devices on mq-deadline (QEMU's NVMe namespace comes up on none)
+for b in /sys/block/*; do
+  [[ $(cat $b/queue/zoned 2>/dev/null) == host-managed ]] && echo mq-deadline >$b/queue/scheduler
+done
+for b in /sys/block/nullb* /sys/block/nvme*; do
+  [[ -e $b ]] && say "device ${b##*/}: zoned=$(cat $b/queue/zoned) zones=$(cat $b/queue/nr_zones) size=$(($(cat $b/size) / 2048))MiB"
+done
+
+token=$(cat "$S/token") || fail "no token in $S"
+printf '%s,zns-admin,zns-admin,system:masters\n' "$token" >$D/tokens.csv
+openssl genrsa -out $D/sa.key 2048 2>/dev/null || fail "openssl genrsa"
+# The API server's client certificate for the kubelet (logs, exec, port-forward), from a CA of this node's life.
+openssl req -x509 -newkey rsa:2048 -nodes -keyout $D/ca.key -out $D/ca.crt -days 7 -subj /CN=zns-guest-ca 2>/dev/null &&
+  openssl req -newkey rsa:2048 -nodes -keyout $D/kubelet-client.key -out $D/kubelet-client.csr \
+    -subj "/O=system:masters/CN=kube-apiserver-kubelet-client" 2>/dev/null &&
+  openssl x509 -req -in $D/kubelet-client.csr -CA $D/ca.crt -CAkey $D/ca.key -CAcreateserial \
+    -out $D/kubelet-client.crt -days 7 2>/dev/null || fail "cannot make the kubelet client certificate"
+cat >$D/kc.yaml <<KC
 apiVersion: v1
 kind: Config
-clusters: [{name: g, cluster: {server: "https://127.0.0.1:6443", insecure-skip-tls-verify: true}}]
-users: [{name: a, user: {token: measure-token}}]
+clusters: [{name: g, cluster: {server: "https://$IP:6443", insecure-skip-tls-verify: true}}]
+users: [{name: a, user: {token: "$token"}}]
 contexts: [{name: g, context: {cluster: g, user: a}}]
 current-context: g
 KC
+chmod 0600 $D/kc.yaml $D/tokens.csv
 K="$A/kubectl --kubeconfig $D/kc.yaml"
+
 $A/etcd --data-dir $D/etcd --listen-client-urls http://127.0.0.1:2379 --advertise-client-urls http://127.0.0.1:2379 \
   --listen-peer-urls http://127.0.0.1:2380 --unsafe-no-fsync >$D/etcd.log 2>&1 &
 $A/kube-apiserver --etcd-servers http://127.0.0.1:2379 --cert-dir $D/certs --service-account-key-file $D/sa.key \
   --service-account-signing-key-file $D/sa.key --service-account-issuer https://kubernetes.default.svc \
   --authorization-mode Node,RBAC --token-auth-file $D/tokens.csv --service-cluster-ip-range 10.96.0.0/16 \
-  --secure-port 6443 --bind-address 0.0.0.0 --advertise-address 10.10.0.1 >$D/apiserver.log 2>&1 &
-until $K get --raw /readyz >/dev/null 2>&1; do sleep 1; done
-echo "MEASURE api ready $(el $T0) s"
+  --kubelet-client-certificate $D/kubelet-client.crt --kubelet-client-key $D/kubelet-client.key \
+  --kubelet-preferred-address-types InternalIP \
+  --secure-port 6443 --bind-address 0.0.0.0 --advertise-address $IP >$D/apiserver.log 2>&1 &
+n=0
+until $K get --raw /readyz >/dev/null 2>&1; do
+  sleep 1; n=$((n + 1)); ((n % 30 == 0)) && say "waiting for the API server"; ((n < 600)) || fail "the API server is not ready after 600 s"
+done
+say "API server ready"
 $A/kube-controller-manager --kubeconfig $D/kc.yaml --service-account-private-key-file $D/sa.key --leader-elect=false \
-  --use-service-account-credentials=false --controllers '*,-nodeipam' >$D/kcm.log 2>&1 &
-$A/kube-scheduler --kubeconfig $D/kc.yaml --leader-elect=false >$D/sched.log 2>&1 &
-cat > $D/containerd.toml <<CT
+  --use-service-account-credentials=false --root-ca-file $D/certs/apiserver.crt --controllers '*,-nodeipam' >$D/kcm.log 2>&1 &
+$A/kube-scheduler --kubeconfig $D/kc.yaml --leader-elect=false >$D/scheduler.log 2>&1 &
+# Services: kube-proxy (iptables); names: CoreDNS on the node's address, which the kubelet gives the pods.
+cat >$D/kube-proxy.yaml <<KP
+apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+clientConnection: {kubeconfig: $D/kc.yaml}
+hostnameOverride: $NODE
+clusterCIDR: 10.244.0.0/24
+mode: iptables
+conntrack: {maxPerCore: 0}
+KP
+$A/kube-proxy --config $D/kube-proxy.yaml >$D/kube-proxy.log 2>&1 &
+cat >$D/Corefile <<CF
+.:53 {
+    errors
+    kubernetes cluster.local in-addr.arpa ip6.arpa {
+        kubeconfig $D/kc.yaml
+        pods insecure
+        fallthrough in-addr.arpa ip6.arpa
+    }
+    cache 30
+}
+CF
+$COREDNS -conf $D/Corefile >$D/coredns.log 2>&1 &
+
+cat >$D/containerd.toml <<CT
 version = 3
 root = "$D/containerd"
 state = "/run/containerd"
@@ -47,45 +107,77 @@ state = "/run/containerd"
   [plugins.'io.containerd.cri.v1.images'.pinned_images]
     sandbox = "zns.local/pause:1"
 [plugins.'io.containerd.cri.v1.runtime'.cni]
-  bin_dir = "$P/cni-plugins-v1.9.1"
+  bin_dir = "$CNI"
   conf_dir = "$D/cni"
 [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
-  BinaryName = "$P/runc-v1.2.9/runc"
+  BinaryName = "$RUNC"
 CT
-cat > $D/cni/10-zns.conflist <<CN
+cat >$D/cni/10-zns.conflist <<CN
 {"cniVersion": "1.0.0", "name": "zns", "plugins": [{"type": "ptp", "ipMasq": false,
  "ipam": {"type": "host-local", "ranges": [[{"subnet": "10.244.0.0/24"}]], "routes": [{"dst": "0.0.0.0/0"}]}}]}
 CN
-PATH=$P/containerd-v2.0.14:$PATH $P/containerd-v2.0.14/containerd --config $D/containerd.toml >$D/containerd.log 2>&1 &
-until $P/containerd-v2.0.14/ctr version >/dev/null 2>&1; do sleep 0.5; done
-echo "MEASURE containerd up $(el $T0) s"
-t=$(ts); $P/containerd-v2.0.14/ctr -n k8s.io images import $S/pause.tar >/dev/null && echo "MEASURE pause import $(el $t) s"
-cat > $D/kubelet.yaml <<KL
+PATH=$CONTAINERD:$PATH $CONTAINERD/containerd --config $D/containerd.toml >$D/containerd.log 2>&1 &
+CTR="$CONTAINERD/ctr -n k8s.io"
+n=0
+until $CTR version >/dev/null 2>&1; do sleep 0.5; n=$((n + 1)); ((n < 240)) || fail "containerd does not answer"; done
+say "containerd up"
+$CTR images import "$S/pause.tar" >/dev/null || fail "importing the pause image"
+cat >$D/kubelet.yaml <<KL
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
-authentication: {anonymous: {enabled: false}, webhook: {enabled: false}}
-authorization: {mode: AlwaysAllow}
+authentication: {anonymous: {enabled: false}, webhook: {enabled: true}, x509: {clientCAFile: $D/ca.crt}}
+authorization: {mode: Webhook}
 cgroupDriver: cgroupfs
 failSwapOn: false
 failCgroupV1: false
 containerRuntimeEndpoint: unix:///run/containerd/containerd.sock
 evictionHard: {}
+imageGCHighThresholdPercent: 100
+clusterDNS: [$IP]
+clusterDomain: cluster.local
 resolvConf: /etc/resolv.conf
 KL
 $A/kubelet --kubeconfig $D/kc.yaml --config $D/kubelet.yaml --cert-dir /var/lib/kubelet/pki \
-  --hostname-override zns-guest --node-ip 10.10.0.1 >$D/kubelet.log 2>&1 &
-n=0; until $K get node zns-guest -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null | grep -q True; do
-  sleep 2; n=$((n+1)); ((n % 10 == 0)) && echo "waiting for Node Ready $(el $T0) s: $($K get node zns-guest --no-headers 2>&1 | head -1) | $(grep -E 'E[0-9]{4}' $D/kubelet.log | tail -1 | cut -c1-220)"
-  ((n > 450)) && { tail -40 $D/kubelet.log; exit 1; }
+  --hostname-override $NODE --node-ip $IP >$D/kubelet.log 2>&1 &
+n=0
+until $K get node $NODE -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null | grep -q True; do
+  sleep 2; n=$((n + 1))
+  ((n % 15 == 0)) && say "waiting for the node to be Ready: $(grep -E '^E[0-9]{4}' $D/kubelet.log | tail -n1 | cut -c1-200)"
+  ((n < 300)) || fail "the node is not Ready after 600 s"
 done
-echo "MEASURE node Ready $(el $T0) s"
-$K get nodes -o wide
-# A pod on the host network, then one on the pod network (ptp: a veth pair per pod).
-t=$(ts)
-$K run hostpod --image zns.local/pause:1 --image-pull-policy Never --overrides '{"spec":{"hostNetwork":true}}' >/dev/null
-until [[ $($K get pod hostpod -o jsonpath='{.status.phase}' 2>/dev/null) == Running ]]; do sleep 1; done
-echo "MEASURE hostNetwork pod Running $(el $t) s"
-t=$(ts)
-$K run netpod --image zns.local/pause:1 --image-pull-policy Never >/dev/null
-for i in $(seq 60); do ph=$($K get pod netpod -o jsonpath='{.status.phase}'); [[ $ph == Running ]] && break; sleep 1; done
-echo "pod-network pod after $(el $t) s: phase $ph; $($K get events --field-selector involvedObject.name=netpod -o custom-columns=R:.reason,M:.message --no-headers | tail -2 | cut -c1-250)"
+say "node Ready"
+t=$(date +%s)
+$CTR images import "$S/images.tar" >/dev/null || fail "importing the images"
+say "images imported in $(($(date +%s) - t))s: $($CTR images ls -q | grep -c zns-mysql) zns-mysql images"
+$K get --raw /api/v1/namespaces/kube-system/services >/dev/null || fail "the API server stopped answering"
+# The conventional device offered as an administrator would: a local PersistentVolume of its own class, which
+# the kubelet formats (ext4) when a claim first uses it.
+$K apply -f - >/dev/null <<EOF || fail "cannot create the conventional device's PersistentVolume"
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: zns-guest-local}
+provisioner: kubernetes.io/no-provisioner
+volumeBindingMode: WaitForFirstConsumer
+reclaimPolicy: Retain
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: zns-guest-nullb2}
+spec:
+  capacity: {storage: 2Gi}
+  accessModes: [ReadWriteOnce]
+  persistentVolumeReclaimPolicy: Retain
+  storageClassName: zns-guest-local
+  volumeMode: Filesystem
+  local: {path: /dev/nullb2, fsType: ext4}
+  nodeAffinity:
+    required:
+      nodeSelectorTerms: [{matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [$NODE]}]}]
+EOF
+say "ready"
+# Stay up; the host stops QEMU (hack/qemu/zoned-node.sh down). Say it if a component dies.
+while sleep 60; do
+  for c in etcd kube-apiserver kube-controller-manager kube-scheduler kube-proxy coredns containerd kubelet; do
+    pgrep -x "${c:0:15}" >/dev/null || say "WARNING: $c is not running"
+  done
+done

@@ -53,7 +53,13 @@ func (r *BenchmarkReconciler) runJob(ctx context.Context, b *v1alpha1.Benchmark,
 	if image == "" {
 		image = r.Image
 	}
-	job := resources.BenchJob(b, resources.BenchJobInput{Phase: phase, Iteration: it, DB: db, Image: image, StartAt: startAt})
+	in := resources.BenchJobInput{Phase: phase, Iteration: it, DB: db, Image: image, StartAt: startAt}
+	if !db.IsZoned() {
+		if in.Volume, err = r.volumeDevice(ctx, db); err != nil {
+			return benchresult.Summary{}, false, err
+		}
+	}
+	job := resources.BenchJob(b, in)
 	err = r.Apply(ctx, job, client.FieldOwner(FieldManager), client.ForceOwnership)
 	if apierrors.IsInvalid(err) {
 		// Only the API server can tell (say, requests above limits in spec.resources): a failed step, not a retry.
@@ -61,6 +67,27 @@ func (r *BenchmarkReconciler) runJob(ctx context.Context, b *v1alpha1.Benchmark,
 			Error: fmt.Sprintf("the API server refused Job %s: %v", *job.Name, err)}, true, nil
 	}
 	return benchresult.Summary{}, false, err
+}
+
+// volumeDevice is the block device under a conventional database's datadir, when its claim is bound to a
+// local PersistentVolume made of one; empty otherwise.
+func (r *BenchmarkReconciler) volumeDevice(ctx context.Context, db *v1alpha1.ZNSDatabase) (resources.DeviceOnNode, error) {
+	pvc := &corev1.PersistentVolumeClaim{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: db.Namespace, Name: db.DataClaimName()}, pvc)
+	if apierrors.IsNotFound(err) || err == nil && pvc.Spec.VolumeName == "" {
+		return resources.DeviceOnNode{}, nil
+	}
+	if err != nil {
+		return resources.DeviceOnNode{}, err
+	}
+	pv := &corev1.PersistentVolume{}
+	if err := r.Get(ctx, client.ObjectKey{Name: pvc.Spec.VolumeName}, pv); apierrors.IsNotFound(err) {
+		return resources.DeviceOnNode{}, nil
+	} else if err != nil {
+		return resources.DeviceOnNode{}, err
+	}
+	dev, _ := resources.LocalDevice(pv)
+	return dev, nil
 }
 
 // jobResult reads the Job of one phase for one target without creating it.

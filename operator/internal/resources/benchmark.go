@@ -83,6 +83,51 @@ type BenchJobInput struct {
 	Image     string
 	// StartAt is the common start of a run (zero for prepare and verify).
 	StartAt time.Time
+	// Volume is the block device under a conventional database's volume, when its PersistentVolume names
+	// one (LocalDevice): the run counts that device's writes, as it counts a zoned device's.
+	Volume DeviceOnNode
+}
+
+// DeviceOnNode is a block device by its kernel name and the node that has it.
+type DeviceOnNode struct {
+	Node, Name string
+}
+
+// LocalDevice is the block device a local PersistentVolume is made of, when its path is a device node
+// (/dev/<name>) and it is pinned to one node: the kubelet mounted that device as the volume. Other volumes
+// (a directory, a provisioner's volume) name no device the runner could read.
+func LocalDevice(pv *corev1.PersistentVolume) (DeviceOnNode, bool) {
+	if pv.Spec.Local == nil || !strings.HasPrefix(pv.Spec.Local.Path, "/dev/") || pv.Spec.NodeAffinity == nil ||
+		pv.Spec.NodeAffinity.Required == nil {
+		return DeviceOnNode{}, false
+	}
+	name := strings.TrimPrefix(pv.Spec.Local.Path, "/dev/")
+	if name == "" || strings.Contains(name, "/") {
+		return DeviceOnNode{}, false
+	}
+	var nodes []string
+	for _, term := range pv.Spec.NodeAffinity.Required.NodeSelectorTerms {
+		for _, req := range term.MatchExpressions {
+			if req.Key == corev1.LabelHostname && req.Operator == corev1.NodeSelectorOpIn {
+				nodes = append(nodes, req.Values...)
+			}
+		}
+	}
+	if len(nodes) != 1 {
+		return DeviceOnNode{}, false
+	}
+	return DeviceOnNode{Node: nodes[0], Name: name}, true
+}
+
+// device is the block device whose writes a run of in counts, and its node; empty when there is none.
+func (in BenchJobInput) device() DeviceOnNode {
+	if src := in.DB.Spec.Storage.ZonedDevice; src != nil {
+		return DeviceOnNode{Node: src.NodeName, Name: src.DeviceName}
+	}
+	if name := in.DB.ZonedDeviceName(); name != "" {
+		return DeviceOnNode{Name: name}
+	}
+	return in.Volume
 }
 
 // RunnerArgs is the znsbench command line. It carries no secret: the password comes from the environment.
@@ -130,16 +175,16 @@ func RunnerArgs(b *v1alpha1.Benchmark, in BenchJobInput) []string {
 		if !in.StartAt.IsZero() {
 			args = append(args, "--start-at", in.StartAt.UTC().Format(time.RFC3339))
 		}
-		if dev := db.ZonedDeviceName(); dev != "" {
-			args = append(args, "--device", dev)
+		if dev := in.device(); dev.Name != "" {
+			args = append(args, "--device", dev.Name)
 		}
 	}
 	return args
 }
 
 // BenchJob runs one runner phase against one target. It runs once (no retries: a second sysbench run would
-// double-count) and, for a zoned target, on the device's node so that the runner can read the device's
-// write counters.
+// double-count) and, for a target on a known device (zoned, or a local volume's), on the device's node so that
+// the runner can read the device's write counters.
 func BenchJob(b *v1alpha1.Benchmark, in BenchJobInput) *batchv1ac.JobApplyConfiguration {
 	db := in.DB
 	labels := BenchLabels(b, in.Phase, db.Name, in.Iteration)
@@ -168,9 +213,9 @@ func BenchJob(b *v1alpha1.Benchmark, in BenchJobInput) *batchv1ac.JobApplyConfig
 			WithRunAsUser(BenchUID).
 			WithRunAsGroup(BenchUID).
 			WithSeccompProfile(corev1ac.SeccompProfile().WithType(corev1.SeccompProfileTypeRuntimeDefault)))
-	if src := db.Spec.Storage.ZonedDevice; src != nil {
+	if dev := in.device(); dev.Node != "" {
 		spec.WithAffinity(corev1ac.Affinity().WithNodeAffinity(corev1ac.NodeAffinity().
-			WithRequiredDuringSchedulingIgnoredDuringExecution(hostnameSelector(src.NodeName))))
+			WithRequiredDuringSchedulingIgnoredDuringExecution(hostnameSelector(dev.Node))))
 	}
 	if in.Phase == BenchPhasePrecondition {
 		// The datadir volume is ReadWriteOnce: the Job runs beside the database's pod, as the mysql user that

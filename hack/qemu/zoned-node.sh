@@ -1,0 +1,220 @@
+#!/usr/bin/env bash
+# hack/qemu/zoned-node.sh: a Kubernetes node whose kernel has zoned block devices, for machines whose own
+# kernel has none (a kind node shares the host's kernel). The QEMU guest (hack/qemu/run.sh --userland: the
+# Debian kernel with null_blk zoned and NVMe ZNS, the host's root read-only over 9p) runs a whole single-node
+# cluster from what the project already builds: etcd and the control plane, kubelet and kube-proxy
+# (hack/kubernetes.sh), containerd, runc, the CNI plugins, CoreDNS and pause (the offline kind node image's
+# parts). No registry: the images are imported from a `docker save` over 9p. docs/zoned-node.md has the why
+# and the figures.
+#
+#   hack/qemu/zoned-node.sh up       boot it in the background and wait until the node is Ready with the images
+#                                    imported; stdout: the kubeconfig (API server forwarded to 127.0.0.1 only)
+#   hack/qemu/zoned-node.sh env      the settings for the e2e suite and the demo, as export lines
+#   hack/qemu/zoned-node.sh down     stop it (the devices are memory-backed: their data goes with the guest)
+#   hack/qemu/zoned-node.sh status
+#   hack/qemu/zoned-node.sh kubectl ARGS...   kubectl on the node's cluster
+#
+# The node is named zns-guest. Its devices: nullb0 (zoned, 32 zones of 64 MiB), nullb1 (zoned, 16 MiB zones
+# with 16 conventional zones: f2fs needs them), nullb2 (conventional), all memory-backed, 2 GiB each; nvme0n1
+# (emulated NVMe ZNS, 40 zones of 64 MiB, 14 open/active). Device nodes are root:disk 0660, as udev makes them.
+#
+# Environment: ZNS_NODE_ACCEL auto (default: KVM when /dev/kvm works, else TCG), kvm or tcg;
+# ZNS_NODE_MEM (MiB, default 8192); ZNS_NODE_BOOT_TIMEOUT (seconds until Ready, default 1500); ZNS_CACHE_DIR.
+# Progress goes to stderr at least every 30 s; the guest's output is in $ZNS_CACHE_DIR/zoned-node/guest.log.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+exec 3>&1 1>&2
+
+TOOL_NAME=zoned-node
+# shellcheck source=hack/lib/tool-common.sh
+source hack/lib/tool-common.sh
+
+state=$cache_root/zoned-node
+share=$state/share
+kubeconfig=$state/kubeconfig
+mkdir -p "$state"
+
+running() { [[ -s "$state/pid" ]] && kill -0 "$(cat "$state/pid")" 2>/dev/null; }
+
+down() {
+  if running; then
+    local pid
+    pid=$(cat "$state/pid")
+    log "stopping the node (QEMU process group ${pid})"
+    kill -TERM -- "-${pid}" 2>/dev/null || true
+    for _ in $(seq 30); do kill -0 "$pid" 2>/dev/null || break; sleep 1; done
+    kill -KILL -- "-${pid}" 2>/dev/null || true
+  fi
+  # timeout(1) gives QEMU a process group of its own: find it by the share it was given
+  pkill -TERM -f -- "path=${share},mount_tag=host0" 2>/dev/null || true
+  rm -f "$state/pid" "$state/ready"
+}
+
+# free_port: a TCP port on 127.0.0.1 that nothing listens on.
+free_port() {
+  local p
+  for p in $(seq 16443 16543); do
+    (exec 9<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { printf '%s' "$p"; return 0; }
+  done
+  die "no free port in 16443-16543 for the API server's forward"
+}
+
+# accel: kvm when /dev/kvm can be opened and ZNS_NODE_ACCEL allows it, else tcg.
+accel() {
+  case ${ZNS_NODE_ACCEL:-auto} in
+    tcg) echo tcg ;;
+    kvm) echo kvm ;;
+    auto) if [[ -r /dev/kvm && -w /dev/kvm ]]; then echo kvm; else echo tcg; fi ;;
+    *) die "ZNS_NODE_ACCEL must be auto, kvm or tcg" ;;
+  esac
+}
+
+# prepare: everything the guest reads, in $share (the guest caches the share: it is not changed while it runs).
+prepare() {
+  local guest_dir assets parts tag
+  guest_dir=$(heartbeat "QEMU guest" "hack/qemu/build-guest.sh" hack/qemu/build-guest.sh) ||
+    die "building the QEMU guest failed (above); hack/qemu/build-guest.sh alone shows it again"
+  assets=$(heartbeat "Kubernetes binaries" "hack/kubernetes.sh node; 8-12 min the first time" hack/kubernetes.sh node) ||
+    die "building the Kubernetes binaries failed (above); a rerun resumes from the Go build cache"
+  parts=$cache_root/kind/parts
+  if ! compgen -G "$parts/containerd-v*/containerd" >/dev/null || ! compgen -G "$parts/coredns-v*/coredns" >/dev/null; then
+    heartbeat "node parts" "hack/kind/build-node-image.sh builds containerd, runc, CNI, CoreDNS" hack/kind/build-node-image.sh >/dev/null ||
+      die "building the node's parts failed (above); hack/kind/build-node-image.sh alone shows it again"
+  fi
+  mkdir -p "$share"
+  tag=$(hack/kind/load-images.sh --save "$state/images.tar" bench mariadb operator) ||
+    die "building or saving the images failed (above); hack/images/build.sh bench mariadb operator shows it again"
+  # The sandbox image: the pause binary the node image built, as an image of its own (no registry).
+  local pause
+  pause=$(compgen -G "$parts/kubernetes-*/pause" | head -n1)
+  [[ -x "$pause" ]] || die "no pause binary under ${parts}/kubernetes-*: run hack/kind/build-node-image.sh"
+  if [[ ! -s "$state/pause.tar" || "$pause" -nt "$state/pause.tar" ]]; then
+    local d
+    d=$(mktemp -d)
+    cp "$pause" "$d/pause"
+    tar -C "$d" -cf "$d/root.tar" pause
+    docker import --change 'ENTRYPOINT ["/pause"]' "$d/root.tar" zns.local/pause:1 >/dev/null
+    docker save -o "$state/pause.tar" zns.local/pause:1
+    rm -rf "$d"
+  fi
+  rm -rf "$share"
+  mkdir -p "$share"
+  # hard links: the share is one directory the guest sees; the images are not copied
+  ln "$state/images.tar" "$share/images.tar" 2>/dev/null || cp "$state/images.tar" "$share/images.tar"
+  ln "$state/pause.tar" "$share/pause.tar" 2>/dev/null || cp "$state/pause.tar" "$share/pause.tar"
+  cp hack/qemu/guest-node/node.sh "$share/node.sh"
+  # A bearer token for this node's life, known to the API server (system:masters) and the kubeconfig below.
+  (umask 077 && head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$share/token")
+  printf '%s\n' "$tag" >"$state/tag"
+  printf '%s\n' "$guest_dir" >"$state/guest-dir"
+  printf '%s\n%s\n' "$assets" "$parts" >"$state/paths"
+}
+
+up() {
+  if running && [[ -e "$state/ready" ]]; then
+    log "already up ($(cat "$state/accel" 2>/dev/null)); hack/qemu/zoned-node.sh down stops it"
+    printf '%s\n' "$kubeconfig" >&3
+    return 0
+  fi
+  down
+  local t0=$SECONDS
+  prepare
+  local port assets parts guest_dir acc
+  port=$(free_port)
+  { read -r assets && read -r parts; } <"$state/paths"
+  guest_dir=$(cat "$state/guest-dir")
+  (
+    umask 077
+    cat >"$kubeconfig" <<EOF
+apiVersion: v1
+kind: Config
+clusters: [{name: zns-guest, cluster: {server: "https://127.0.0.1:${port}", insecure-skip-tls-verify: true}}]
+users: [{name: zns-guest-admin, user: {token: "$(cat "$share/token")"}}]
+contexts: [{name: zns-guest, context: {cluster: zns-guest, user: zns-guest-admin}}]
+current-context: zns-guest
+EOF
+  )
+  acc=$(accel)
+  boot "$acc" "$port" "$assets" "$parts" "$guest_dir"
+  if [[ "$acc" == kvm ]] && ! wait_started 120; then
+    log "under KVM the guest did not start its command within 120 s (a nested KVM guest can hang): TCG instead"
+    down
+    boot tcg "$port" "$assets" "$parts" "$guest_dir"
+  fi
+  wait_ready "$t0"
+  printf '%s\n' "$kubeconfig" >&3
+}
+
+# boot ACCEL PORT ASSETS PARTS GUEST-DIR: start the guest in the background.
+boot() {
+  local acc=$1 port=$2 assets=$3 parts=$4 guest_dir=$5 cpus=2 mem=${ZNS_NODE_MEM:-8192}
+  printf '%s\n' "$acc" >"$state/accel"
+  log "booting the node (QEMU, ${acc}, ${cpus} CPUs, ${mem} MiB; API server forwarded to 127.0.0.1:${port}; guest output: ${state}/guest.log)"
+  # its own process group (setsid), so that down stops QEMU and run.sh together
+  ZNS_QEMU_VERBOSE=1 setsid hack/qemu/run.sh --userland --accel "$acc" --guest-dir "$guest_dir" --share "$share" \
+    --smp "$cpus" --mem "$mem" --timeout $((24 * 3600)) --hostfwd "${port}:6443" \
+    --nullblk '--first 0 --count 1 --size 2048 --zone-size 64 --memory-backed' \
+    --nullblk '--first 1 --count 1 --size 2048 --zone-size 16 --conv-zones 16 --memory-backed' \
+    --nullblk '--first 2 --count 1 --size 2048 --conventional --memory-backed' \
+    --zns default \
+    -- bash "$share/node.sh" "$assets" "$parts" "$share" </dev/null >"$state/guest.log" 2>&1 &
+  printf '%s\n' "$!" >"$state/pid"
+}
+
+# wait_started SECONDS: whether the guest's script said it started within SECONDS.
+wait_started() {
+  local t=$SECONDS
+  while ((SECONDS - t < $1)); do
+    grep -q '^zoned-node: start' "$state/guest.log" 2>/dev/null && return 0
+    running || return 1
+    sleep 2
+  done
+  return 1
+}
+
+# wait_ready T0: until the guest says the node is ready, saying where it is every 30 s.
+wait_ready() {
+  local t0=$1 limit=${ZNS_NODE_BOOT_TIMEOUT:-1500} last=$SECONDS line
+  while ! grep -q '^zoned-node: ready' "$state/guest.log" 2>/dev/null; do
+    if ! running; then
+      tail -n 40 "$state/guest.log" | sed 's/^/  | /' >&2
+      die "the guest stopped before the node was ready (above, the end of ${state}/guest.log); hack/qemu/zoned-node.sh up tries again"
+    fi
+    if ((SECONDS - t0 > limit)); then
+      tail -n 40 "$state/guest.log" | sed 's/^/  | /' >&2
+      down
+      die "the node was not ready within ${limit}s (ZNS_NODE_BOOT_TIMEOUT); above, the end of ${state}/guest.log"
+    fi
+    if ((SECONDS - last >= 30)); then
+      last=$SECONDS
+      line=$(grep -a '^zoned-node:' "$state/guest.log" 2>/dev/null | tail -n 1)
+      log "still booting, $(mmss $((SECONDS - t0))) elapsed: ${line:-the guest kernel is starting}"
+    fi
+    sleep 2
+  done
+  touch "$state/ready"
+  log "node Ready with the images after $(mmss $((SECONDS - t0))) ($(grep -a '^zoned-node: ready' "$state/guest.log" | head -n1))"
+}
+
+case ${1:-} in
+  up) up ;;
+  down) down ;;
+  env)
+    running && [[ -e "$state/ready" ]] || die "the node is not up: hack/qemu/zoned-node.sh up"
+    # under TCG a process takes about a second to start: the suite's waits are stretched
+    scale=1
+    [[ "$(cat "$state/accel")" == kvm ]] || scale=4
+    printf 'export ZNS_E2E=1 ZNS_E2E_KUBECONFIG=%q ZNS_E2E_TAG=%q ZNS_E2E_ZONED_NODE=zns-guest ZNS_E2E_TIME_SCALE=%d\n' \
+      "$kubeconfig" "$(cat "$state/tag")" "$scale" >&3
+    ;;
+  kubectl)
+    shift
+    [[ -s "$state/paths" && -s "$kubeconfig" ]] || die "the node was never brought up: hack/qemu/zoned-node.sh up"
+    exec 1>&3
+    exec "$(head -n1 "$state/paths")/kubectl" --kubeconfig "$kubeconfig" "$@"
+    ;;
+  status)
+    if running; then log "running (pid $(cat "$state/pid"), $(cat "$state/accel" 2>/dev/null))$([[ -e $state/ready ]] && echo ', Ready')"; else log "not running"; fi
+    ;;
+  *) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0" >&2; exit 2 ;;
+esac
