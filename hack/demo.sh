@@ -316,7 +316,7 @@ echo " database in one kind node: this shows the stack works end to end, not how
 # --- 5. the zoned part on a Kubernetes node under QEMU -------------------------------------------------------
 if [[ -n "$zoned_why" && -z "$node_why" ]]; then
   say "zoned part: ${zoned_why}, and a kind node shares this kernel. It runs on a Kubernetes node whose kernel has zoned devices, in a QEMU guest (hack/qemu/zoned-node.sh)"
-  [[ -r /dev/kvm && -w /dev/kvm ]] || note "no usable /dev/kvm: the guest runs under TCG (emulation), where this part takes 15-25 minutes"
+  [[ -r /dev/kvm && -w /dev/kvm ]] || note "no usable /dev/kvm: the guest runs under TCG (emulation), where this part takes about half an hour here"
   t0=$SECONDS
   # a fresh node: its devices start empty (a database made earlier on them would keep its data and password)
   hack/qemu/zoned-node.sh down

@@ -36,11 +36,11 @@ var timeScale = func() time.Duration {
 // a local PersistentVolume of StorageClass zns-guest-local).
 func zonedNode(t *testing.T) string {
 	t.Helper()
-	requireCluster(t)
 	node := os.Getenv("ZNS_E2E_ZONED_NODE")
 	if node == "" {
 		t.Skip("needs a Kubernetes node with zoned devices: hack/qemu/zoned-node.sh up boots one under QEMU (make test's stage 8 does), then eval \"$(hack/qemu/zoned-node.sh env)\"")
 	}
+	requireCluster(t)
 	return node
 }
 
