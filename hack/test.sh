@@ -24,6 +24,7 @@
 #   ZNS_REQUIRE_QEMU=1, ZNS_REQUIRE_IMAGES=1, ZNS_REQUIRE_E2E=1   what CI sets: a tier that would skip for
 #                            want of its setup fails instead
 #   GO_TEST_FLAGS (default -count=1), TEST_TIMEOUT (default 45m, per package), E2E_TIMEOUT (default 40m),
+#   ZONED_E2E_TIMEOUT (default 75m: stage 8 under emulation),
 #   ZNS_CACHE_DIR
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -45,6 +46,8 @@ fail() {
 GO_TEST_FLAGS=${GO_TEST_FLAGS:--count=1}
 TEST_TIMEOUT=${TEST_TIMEOUT:-45m}
 E2E_TIMEOUT=${E2E_TIMEOUT:-40m}
+# the zoned flow under emulation took 28 min here: room for a slower machine
+ZONED_E2E_TIMEOUT=${ZONED_E2E_TIMEOUT:-75m}
 E2E_PACKAGE=github.com/zns-mysql/zns-mysql/test/e2e
 read -r -a go_test_flags <<<"$GO_TEST_FLAGS"
 
@@ -218,7 +221,7 @@ zoned_e2e() {
     fail 8 "the zoned node did not come up (above; its log: ${cache_root}/zoned-node/guest.log); hack/qemu/zoned-node.sh up alone tries again, ZNS_E2E=0 make test skips it"
   (
     eval "$(hack/qemu/zoned-node.sh env)"
-    ZNS_HELM=$helm go test -json "${go_test_flags[@]}" -timeout "$E2E_TIMEOUT" -run "^${ZONED_E2E_TESTS}\$" ./test/e2e/
+    ZNS_HELM=$helm go test -json "${go_test_flags[@]}" -timeout "$ZONED_E2E_TIMEOUT" -run "^${ZONED_E2E_TESTS}\$" ./test/e2e/
   ) || rc=$?
   hack/qemu/zoned-node.sh down || true
   rm -f "$state/zoned-node"
