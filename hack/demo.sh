@@ -131,7 +131,7 @@ elif ! command -v qemu-system-x86_64 >/dev/null; then
 fi
 if [[ -n "$zoned_why" ]]; then
   [[ "$zoned" == 1 && -n "$node_why" ]] && die "DEMO_ZONED=1, but ${zoned_why}, and no QEMU node either: ${node_why}"
-  say "conventional part first: ${zoned_why}"
+  say "conventional part$([[ -z "$node_why" ]] && printf ' first' || printf ' only'): ${zoned_why}"
   note "MyRocks and InnoDB on conventional volumes, with the MariaDB + MyRocks stand-in image, on kind"
   if [[ -z "$node_why" ]]; then
     note "then the zoned part on a Kubernetes node whose kernel has zoned devices, in a QEMU guest (step 5)"
