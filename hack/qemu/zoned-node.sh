@@ -19,7 +19,7 @@
 # (emulated NVMe ZNS, 40 zones of 64 MiB, 14 open/active). Device nodes are root:disk 0660, as udev makes them.
 #
 # Environment: ZNS_NODE_ACCEL auto (default: KVM when /dev/kvm works, else TCG), kvm or tcg;
-# ZNS_NODE_MEM (MiB, default 8192); ZNS_NODE_BOOT_TIMEOUT (seconds until Ready, default 1500); ZNS_CACHE_DIR.
+# ZNS_NODE_MEM (MiB, default 8192); ZNS_NODE_BOOT_TIMEOUT (seconds until Ready with the images, default 2700); ZNS_CACHE_DIR.
 # Progress goes to stderr at least every 30 s; the guest's output is in $ZNS_CACHE_DIR/zoned-node/guest.log.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -174,7 +174,7 @@ wait_started() {
 
 # wait_ready T0: until the guest says the node is ready, saying where it is every 30 s.
 wait_ready() {
-  local t0=$1 limit=${ZNS_NODE_BOOT_TIMEOUT:-1500} last=$SECONDS line
+  local t0=$1 limit=${ZNS_NODE_BOOT_TIMEOUT:-2700} last=$SECONDS line
   while ! grep -q '^zoned-node: ready' "$state/guest.log" 2>/dev/null; do
     if ! running; then
       tail -n 40 "$state/guest.log" | sed 's/^/  | /' >&2
