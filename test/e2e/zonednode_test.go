@@ -44,6 +44,10 @@ func zonedNode(t *testing.T) string {
 	return node
 }
 
+// zonedAvailableTimeout: a zoned database's first start (the format Job, then mysqld's system tables) took
+// 12 minutes under emulation.
+var zonedAvailableTimeout = 15*time.Minute*timeScale/4 + 8*time.Minute
+
 func zonedFSDB(ns, name, node, device string, fs v1alpha1.ZonedFilesystem, engine v1alpha1.Engine) *v1alpha1.ZNSDatabase {
 	return &v1alpha1.ZNSDatabase{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
@@ -82,7 +86,7 @@ func TestZonedFilesystemFlow(t *testing.T) {
 		}
 	}
 	for _, db := range dbs {
-		waitAvailableWithin(t, db, 15*time.Minute*timeScale/4+8*time.Minute)
+		waitAvailableWithin(t, db, zonedAvailableTimeout)
 	}
 	t.Logf("ZONED-NODE four databases Available %s after the apply", time.Since(start).Round(time.Second))
 	for _, db := range []*v1alpha1.ZNSDatabase{btrfs, f2fs, nvme} {
@@ -150,7 +154,7 @@ func TestZonedFilesystemFlow(t *testing.T) {
 	if err := k8s.Create(ctx, again); err != nil {
 		t.Fatal(err)
 	}
-	waitAvailableWithin(t, again, 15*time.Minute*timeScale/4+8*time.Minute)
+	waitAvailableWithin(t, again, zonedAvailableTimeout)
 	cur := &v1alpha1.ZNSDatabase{}
 	if err := k8s.Get(ctx, client.ObjectKeyFromObject(again), cur); err != nil {
 		t.Fatal(err)

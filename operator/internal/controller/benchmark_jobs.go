@@ -16,6 +16,7 @@ import (
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
 	"github.com/zns-mysql/zns-mysql/operator/internal/benchresult"
+	"github.com/zns-mysql/zns-mysql/operator/internal/deviceid"
 	"github.com/zns-mysql/zns-mysql/operator/internal/event"
 	"github.com/zns-mysql/zns-mysql/operator/internal/failreason"
 	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
@@ -71,22 +72,22 @@ func (r *BenchmarkReconciler) runJob(ctx context.Context, b *v1alpha1.Benchmark,
 
 // volumeDevice is the block device under a conventional database's datadir, when its claim is bound to a
 // local PersistentVolume made of one; empty otherwise.
-func (r *BenchmarkReconciler) volumeDevice(ctx context.Context, db *v1alpha1.ZNSDatabase) (resources.DeviceOnNode, error) {
+func (r *BenchmarkReconciler) volumeDevice(ctx context.Context, db *v1alpha1.ZNSDatabase) (deviceid.ID, error) {
 	pvc := &corev1.PersistentVolumeClaim{}
 	err := r.Get(ctx, client.ObjectKey{Namespace: db.Namespace, Name: db.DataClaimName()}, pvc)
 	if apierrors.IsNotFound(err) || err == nil && pvc.Spec.VolumeName == "" {
-		return resources.DeviceOnNode{}, nil
+		return deviceid.ID{}, nil
 	}
 	if err != nil {
-		return resources.DeviceOnNode{}, err
+		return deviceid.ID{}, err
 	}
 	pv := &corev1.PersistentVolume{}
 	if err := r.Get(ctx, client.ObjectKey{Name: pvc.Spec.VolumeName}, pv); apierrors.IsNotFound(err) {
-		return resources.DeviceOnNode{}, nil
+		return deviceid.ID{}, nil
 	} else if err != nil {
-		return resources.DeviceOnNode{}, err
+		return deviceid.ID{}, err
 	}
-	dev, _ := resources.LocalDevice(pv)
+	dev, _ := deviceid.OfLocalVolume(pv)
 	return dev, nil
 }
 

@@ -45,6 +45,24 @@ func FromPV(pv *corev1.PersistentVolume, deviceName string) (ID, error) {
 	return ID{Node: node, Device: deviceName}, nil
 }
 
+// OfLocalVolume is the device a local PersistentVolume is made of, when its path is the kernel's device node
+// (/dev/<name>) and it is pinned to one node: the kubelet mounted that device as the volume. Other volumes (a
+// directory, a provisioner's volume, /dev/disk/by-id/...) name no device whose counters could be read.
+func OfLocalVolume(pv *corev1.PersistentVolume) (ID, bool) {
+	if pv.Spec.Local == nil {
+		return ID{}, false
+	}
+	dir, name := path.Split(path.Clean(pv.Spec.Local.Path))
+	if dir != "/dev/" || name == "" {
+		return ID{}, false
+	}
+	node, err := pinnedNode(pv)
+	if err != nil {
+		return ID{}, false
+	}
+	return ID{Node: node, Device: name}, true
+}
+
 func volumePath(pv *corev1.PersistentVolume) string {
 	switch {
 	case pv.Spec.Local != nil:

@@ -12,6 +12,7 @@ import (
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
+	"github.com/zns-mysql/zns-mysql/operator/internal/deviceid"
 )
 
 // Benchmark label keys and the runner's contract.
@@ -83,49 +84,18 @@ type BenchJobInput struct {
 	Image     string
 	// StartAt is the common start of a run (zero for prepare and verify).
 	StartAt time.Time
-	// Volume is the block device under a conventional database's volume, when its PersistentVolume names
-	// one (LocalDevice): the run counts that device's writes, as it counts a zoned device's.
-	Volume DeviceOnNode
-}
-
-// DeviceOnNode is a block device by its kernel name and the node that has it.
-type DeviceOnNode struct {
-	Node, Name string
-}
-
-// LocalDevice is the block device a local PersistentVolume is made of, when its path is a device node
-// (/dev/<name>) and it is pinned to one node: the kubelet mounted that device as the volume. Other volumes
-// (a directory, a provisioner's volume) name no device the runner could read.
-func LocalDevice(pv *corev1.PersistentVolume) (DeviceOnNode, bool) {
-	if pv.Spec.Local == nil || !strings.HasPrefix(pv.Spec.Local.Path, "/dev/") || pv.Spec.NodeAffinity == nil ||
-		pv.Spec.NodeAffinity.Required == nil {
-		return DeviceOnNode{}, false
-	}
-	name := strings.TrimPrefix(pv.Spec.Local.Path, "/dev/")
-	if name == "" || strings.Contains(name, "/") {
-		return DeviceOnNode{}, false
-	}
-	var nodes []string
-	for _, term := range pv.Spec.NodeAffinity.Required.NodeSelectorTerms {
-		for _, req := range term.MatchExpressions {
-			if req.Key == corev1.LabelHostname && req.Operator == corev1.NodeSelectorOpIn {
-				nodes = append(nodes, req.Values...)
-			}
-		}
-	}
-	if len(nodes) != 1 {
-		return DeviceOnNode{}, false
-	}
-	return DeviceOnNode{Node: nodes[0], Name: name}, true
+	// Volume is the block device under a conventional database's volume, when its PersistentVolume is made
+	// of one (deviceid.OfLocalVolume): the run counts that device's writes, as it counts a zoned device's.
+	Volume deviceid.ID
 }
 
 // device is the block device whose writes a run of in counts, and its node; empty when there is none.
-func (in BenchJobInput) device() DeviceOnNode {
+func (in BenchJobInput) device() deviceid.ID {
 	if src := in.DB.Spec.Storage.ZonedDevice; src != nil {
-		return DeviceOnNode{Node: src.NodeName, Name: src.DeviceName}
+		return deviceid.ID{Node: src.NodeName, Device: src.DeviceName}
 	}
 	if name := in.DB.ZonedDeviceName(); name != "" {
-		return DeviceOnNode{Name: name}
+		return deviceid.ID{Device: name}
 	}
 	return in.Volume
 }
@@ -175,8 +145,8 @@ func RunnerArgs(b *v1alpha1.Benchmark, in BenchJobInput) []string {
 		if !in.StartAt.IsZero() {
 			args = append(args, "--start-at", in.StartAt.UTC().Format(time.RFC3339))
 		}
-		if dev := in.device(); dev.Name != "" {
-			args = append(args, "--device", dev.Name)
+		if dev := in.device(); dev.Device != "" {
+			args = append(args, "--device", dev.Device)
 		}
 	}
 	return args
