@@ -316,13 +316,13 @@ echo " database in one kind node: this shows the stack works end to end, not how
 # --- 5. the zoned part on a Kubernetes node under QEMU -------------------------------------------------------
 if [[ -n "$zoned_why" && -z "$node_why" ]]; then
   say "zoned part: ${zoned_why}, and a kind node shares this kernel. It runs on a Kubernetes node whose kernel has zoned devices, in a QEMU guest (hack/qemu/zoned-node.sh)"
-  [[ -r /dev/kvm && -w /dev/kvm ]] || note "no usable /dev/kvm: the guest runs under TCG (emulation), where this part takes about half an hour here"
   t0=$SECONDS
   # a fresh node: its devices start empty (a database made earlier on them would keep its data and password)
   hack/qemu/zoned-node.sh down
   hack/qemu/zoned-node.sh up >/dev/null || die "the zoned node did not come up (above); hack/qemu/zoned-node.sh up alone tries again, DEMO_ZONED=0 skips this part"
   record "zoned node up (QEMU)" "$t0"
   eval "$(hack/qemu/zoned-node.sh env)"
+  ((ZNS_E2E_TIME_SCALE == 1)) || note "the guest runs under TCG (emulation; zoned-node said why above), where this part takes about half an hour here"
   kind_kubeconfig=$kubeconfig kind_ns=$ns kind_bench=$bench
   on=node chart_timeout=$((5 * ZNS_E2E_TIME_SCALE))m
   kubeconfig=$ZNS_E2E_KUBECONFIG

@@ -63,9 +63,10 @@ KREL=${BASH_REMATCH[1]}
 # runs MySQL on; veth, overlay and loop give the pods of a kubelet in the guest their
 # interfaces, their root file systems and the loop device the kubelet pins each
 # block volume with; virtio_net and netfilter (what kube-proxy's iptables-nft
-# rules use) give that node its API server's port forward and its Services.
+# rules use) give that node its API server's port forward and its Services;
+# virtio_blk its image disk (hack/qemu/run.sh --disk).
 MODULES=(null_blk nvme configfs virtio_pci 9pnet_virtio 9p crc64_rocksoft_generic crct10dif_generic
-  btrfs f2fs xfs ext4 crc32c_generic xxhash_generic veth overlay loop virtio_net
+  btrfs f2fs xfs ext4 crc32c_generic xxhash_generic veth overlay loop virtio_net virtio_blk
   nf_tables nft_compat nft_chain_nat nft_nat nft_masq nft_ct nft_reject_ipv4 nft_numgen nft_limit
   nf_conntrack nf_nat xt_conntrack xt_comment xt_mark xt_MASQUERADE xt_addrtype xt_statistic xt_nat
   xt_multiport xt_tcpudp ipt_REJECT nf_reject_ipv4)

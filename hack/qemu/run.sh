@@ -16,6 +16,10 @@
 #                      over the defaults zone_size=64M,zone_capacity=60M,
 #                      max_open=14,max_active=14,size=2560M (40 zones),lbs=4096.
 #                      Its image is a fresh sparse file each run.
+#   --disk FILE[,snapshot]
+#                      attach FILE (raw) as a virtio disk: /dev/vda, /dev/vdb, ...
+#                      in the order given (repeatable). With ,snapshot the guest's
+#                      writes go to a temporary file and FILE is left unchanged
 #   --env NAME=VALUE   export in the guest (repeatable); ZNS_QEMU_GUEST=1 always is
 #   --mem MIB          guest memory (default 1024; memory-backed null_blk data lives there)
 #   --smp N            guest CPUs (default 1)
@@ -60,12 +64,15 @@ script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 repo_root=$(cd "$script_dir/../.." && pwd -P)
 
 share="" accel=tcg mem=1024 smp=1 timeout_s=300 console_out="" guest_dir="" append="" userland=0
-nullblk=() zns=() envs=() hostfwd=()
+nullblk=() zns=() envs=() hostfwd=() disks=()
 while (($#)); do
   case $1 in
     --share) share=${2:?--share needs a directory}; shift 2 ;;
     --nullblk) nullblk+=("${2?--nullblk needs arguments}"); shift 2 ;;
     --zns) zns+=("${2:?--zns needs a spec (or default)}"); shift 2 ;;
+    --disk)
+      [[ -n "${2:-}" ]] || die "--disk needs FILE or FILE,snapshot"
+      disks+=("$2"); shift 2 ;;
     --env) [[ "${2:-}" == *=* ]] || die "--env needs NAME=VALUE"; envs+=("$2"); shift 2 ;;
     --mem) mem=${2:?}; shift 2 ;;
     --smp) smp=${2:?}; shift 2 ;;
@@ -99,6 +106,13 @@ fi
 # the ELF payload boots through PVH without the guest decompressing it (~10 s faster)
 kernel="$guest_dir/vmlinuz"
 [[ -r "$guest_dir/vmlinux" ]] && kernel="$guest_dir/vmlinux"
+
+((${#disks[@]} <= 26)) || die "at most 26 --disk"
+for d in "${disks[@]}"; do
+  f=${d%,snapshot}
+  [[ "$f" != *,* ]] || die "--disk '${d}': a file name without commas, then ,snapshot or nothing"
+  [[ -f "$f" && -r "$f" ]] || die "--disk '${d}': ${f} is not a readable file"
+done
 
 if [[ -n "$share" ]]; then
   [[ -d "$share" ]] || die "--share ${share}: not a directory"
@@ -170,6 +184,14 @@ for spec in "${zns[@]}"; do
   i=$((i + 1))
 done
 n_zns=$i
+i=0
+for d in "${disks[@]}"; do
+  f=${d%,snapshot} opts=""
+  [[ "$d" == *,snapshot ]] && opts=",snapshot=on"
+  qemu+=(-drive "file=$f,id=disk$i,format=raw,if=none$opts" -device "virtio-blk-pci,drive=disk$i,romfile=")
+  i=$((i + 1))
+done
+n_disks=$i
 
 # --- the guest's script ---------------------------------------------------------------
 workdir=${share:-/root}
@@ -184,7 +206,7 @@ fi
   echo 'ctl=/run/zns'
   echo 'cut -d" " -f1 /proc/uptime >"$ctl/boot-seconds"'
   echo 'fail() { echo "qemu-guest: $*" >>"$ctl/output"; echo "$*" >"$ctl/setup-error"; dmesg >"$ctl/dmesg" 2>&1; exit 0; }'
-  printf 'share=%q n_zns=%d workdir=%q userland=%d network=%d\n' "$share" "$n_zns" "$workdir" "$userland" "${#hostfwd[@]}"
+  printf 'share=%q n_zns=%d n_disks=%d workdir=%q userland=%d network=%d\n' "$share" "$n_zns" "$n_disks" "$workdir" "$userland" "${#hostfwd[@]}"
   cat <<'EOF'
 if [[ -n "$share" ]]; then
   mkdir -p "$share" || fail "cannot create ${share}"
@@ -200,6 +222,15 @@ if ((n_zns > 0)); then
   for ((i = 0; i < n_zns; i++)); do
     for ((w = 0; w < 200; w++)); do [[ -e /sys/block/nvme${i}n1 && -e /dev/nvme${i}n1 ]] && break; sleep 0.05; done
     [[ -e /dev/nvme${i}n1 ]] || fail "nvme${i}n1 did not appear"
+  done
+fi
+if ((n_disks > 0)); then
+  modprobe virtio_blk || fail "cannot load virtio_blk"
+  letters=abcdefghijklmnopqrstuvwxyz
+  for ((i = 0; i < n_disks; i++)); do
+    d=/dev/vd${letters:i:1}
+    for ((w = 0; w < 200; w++)); do [[ -e $d ]] && break; sleep 0.05; done
+    [[ -e $d ]] || fail "${d} (--disk) did not appear"
   done
 fi
 if ((network)); then

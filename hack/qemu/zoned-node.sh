@@ -4,8 +4,9 @@
 # Debian kernel with null_blk zoned and NVMe ZNS, the host's root read-only over 9p) runs a whole single-node
 # cluster from what the project already builds: etcd and the control plane, kubelet and kube-proxy
 # (hack/kubernetes.sh), containerd, runc, the CNI plugins, CoreDNS and pause (the offline kind node image's
-# parts). No registry: the images are imported from a `docker save` over 9p. docs/zoned-node.md has the why
-# and the figures.
+# parts). No registry: the images are imported from a `docker save` over 9p on the first boot of a set of
+# images, and kept on a disk image that later boots mount copy-on-write. docs/zoned-node.md has the why and
+# the figures.
 #
 #   hack/qemu/zoned-node.sh up       boot it in the background and wait until the node is Ready with the images
 #                                    imported; stdout: the kubeconfig (API server forwarded to 127.0.0.1 only)
@@ -19,7 +20,9 @@
 # (emulated NVMe ZNS, 40 zones of 64 MiB, 14 open/active). Device nodes are root:disk 0660, as udev makes them.
 #
 # Environment: ZNS_NODE_ACCEL auto (default: KVM when /dev/kvm works, else TCG), kvm or tcg;
-# ZNS_NODE_MEM (MiB, default 8192); ZNS_NODE_BOOT_TIMEOUT (seconds until Ready with the images, default 2700); ZNS_CACHE_DIR.
+# ZNS_NODE_MEM (MiB, default 8192); ZNS_NODE_BOOT_TIMEOUT (seconds until Ready with the images, default 2700);
+# ZNS_NODE_IMAGE_DISK=0 imports the images on every boot instead of keeping them on a disk image
+# ($ZNS_CACHE_DIR/zoned-node-images/, sparse, one at a time); ZNS_CACHE_DIR.
 # Progress goes to stderr at least every 30 s; the guest's output is in $ZNS_CACHE_DIR/zoned-node/guest.log.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -32,6 +35,7 @@ source hack/lib/tool-common.sh
 state=$cache_root/zoned-node
 share=$state/share
 kubeconfig=$state/kubeconfig
+images_dir=$cache_root/zoned-node-images
 mkdir -p "$state"
 
 running() { [[ -s "$state/pid" ]] && kill -0 "$(cat "$state/pid")" 2>/dev/null; }
@@ -59,12 +63,23 @@ free_port() {
   die "no free port in 16443-16543 for the API server's forward"
 }
 
-# accel: kvm when /dev/kvm can be opened and ZNS_NODE_ACCEL allows it, else tcg.
+# accel: kvm when /dev/kvm can be opened, is hardware KVM and ZNS_NODE_ACCEL allows it, else tcg.
 accel() {
   case ${ZNS_NODE_ACCEL:-auto} in
     tcg) echo tcg ;;
     kvm) echo kvm ;;
-    auto) if [[ -r /dev/kvm && -w /dev/kvm ]]; then echo kvm; else echo tcg; fi ;;
+    auto)
+      if [[ ! -r /dev/kvm || ! -w /dev/kvm ]]; then
+        echo tcg
+      elif [[ -d /sys/module/kvm_pvm && ! -d /sys/module/kvm_intel && ! -d /sys/module/kvm_amd ]]; then
+        # PVM (a KVM for CPUs without VMX/SVM, as in some cloud VMs) runs guest kernels built for it; the
+        # Debian guest kernel did not start under it in 120 s (measured): do not spend them
+        log "/dev/kvm is kvm_pvm here, which does not boot the Debian guest kernel: TCG (ZNS_NODE_ACCEL=kvm tries it anyway)"
+        echo tcg
+      else
+        echo kvm
+      fi
+      ;;
     *) die "ZNS_NODE_ACCEL must be auto, kvm or tcg" ;;
   esac
 }
@@ -102,12 +117,61 @@ prepare() {
   # hard links: the share is one directory the guest sees; the images are not copied
   ln "$state/images.tar" "$share/images.tar" 2>/dev/null || cp "$state/images.tar" "$share/images.tar"
   ln "$state/pause.tar" "$share/pause.tar" 2>/dev/null || cp "$state/pause.tar" "$share/pause.tar"
+  tr ' ' '\n' <"$state/images.tar.tags" >"$share/images.list"
+  image_disk "$tag" "$parts"
   cp hack/qemu/guest-node/node.sh "$share/node.sh"
   # A bearer token for this node's life, known to the API server (system:masters) and the kubeconfig below.
   (umask 077 && head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$share/token")
   printf '%s\n' "$tag" >"$state/tag"
   printf '%s\n' "$guest_dir" >"$state/guest-dir"
   printf '%s\n%s\n' "$assets" "$parts" >"$state/paths"
+}
+
+# image_disk TAG PARTS: choose the image disk of this boot. Importing the images takes 5 min of a TCG boot; the
+# guest copies containerd's root with them onto a disk image once ("fill"), and later boots of the same images,
+# pause and containerd mount it copy-on-write ("use": the file is never changed by them). One disk is kept.
+image_disk() {
+  local key
+  rm -f "$state/disk"
+  if [[ "${ZNS_NODE_IMAGE_DISK:-1}" == 0 ]]; then
+    log "image disk off (ZNS_NODE_IMAGE_DISK=0): the guest imports the images"
+    return 0
+  fi
+  key=$({ printf 'image disk v1\n%s\n' "$1"; sha256sum <"$state/pause.tar"; compgen -G "$2/containerd-v*" | head -n1 | xargs basename; } |
+    sha256sum | cut -c1-16)
+  mkdir -p "$images_dir"
+  if [[ -s "$images_dir/$key.img" ]]; then
+    printf 'use\n' >"$share/image-disk"
+    printf '%s,snapshot\n' "$images_dir/$key.img" >"$state/disk"
+    log "images from the image disk of an earlier boot ($images_dir/$key.img)"
+  else
+    find "$images_dir" -maxdepth 1 -name '*.img*' -delete
+    truncate -s 16G "$images_dir/$key.img.part"
+    printf 'fill\n' >"$share/image-disk"
+    printf '%s\n' "$images_dir/$key.img.part" >"$state/disk"
+    log "no image disk for these images yet: the guest imports them and keeps them on $images_dir/$key.img"
+  fi
+}
+
+# keep_image_disk: after a "fill" boot, the disk the guest wrote becomes the one later boots use.
+keep_image_disk() {
+  local disk
+  disk=$(cat "$state/disk" 2>/dev/null) || return 0
+  if [[ "$disk" == *,snapshot ]]; then
+    # a disk the guest could not use is dropped: the next boot writes a new one
+    if grep -aqE '^zoned-node: WARNING: (cannot mount the image disk|the image disk lacks)' "$state/guest.log"; then
+      rm -f "${disk%,snapshot}"
+      log "the image disk was unusable (${state}/guest.log): removed, the next boot writes a new one"
+    fi
+    return 0
+  fi
+  if grep -aq '^zoned-node: image disk written' "$state/guest.log"; then
+    mv "$disk" "${disk%.part}"
+    log "the images are kept on ${disk%.part} ($(du -m "${disk%.part}" | cut -f1) MiB): the next boots skip the import"
+  else
+    rm -f "$disk"
+    log "the guest did not write the image disk (${state}/guest.log says why): the next boot imports the images again"
+  fi
 }
 
 up() {
@@ -142,12 +206,14 @@ EOF
     boot tcg "$port" "$assets" "$parts" "$guest_dir"
   fi
   wait_ready "$t0"
+  keep_image_disk
   printf '%s\n' "$kubeconfig" >&3
 }
 
 # boot ACCEL PORT ASSETS PARTS GUEST-DIR: start the guest in the background.
 boot() {
-  local acc=$1 port=$2 assets=$3 parts=$4 guest_dir=$5 cpus=2 mem=${ZNS_NODE_MEM:-8192}
+  local acc=$1 port=$2 assets=$3 parts=$4 guest_dir=$5 cpus=2 mem=${ZNS_NODE_MEM:-8192} disk
+  disk=$(cat "$state/disk" 2>/dev/null || true)
   printf '%s\n' "$acc" >"$state/accel"
   log "booting the node (QEMU, ${acc}, ${cpus} CPUs, ${mem} MiB; API server forwarded to 127.0.0.1:${port}; guest output: ${state}/guest.log)"
   # its own process group (setsid), so that down stops QEMU and run.sh together
@@ -156,7 +222,7 @@ boot() {
     --nullblk '--first 0 --count 1 --size 2048 --zone-size 64 --memory-backed' \
     --nullblk '--first 1 --count 1 --size 2048 --zone-size 16 --conv-zones 16 --memory-backed' \
     --nullblk '--first 2 --count 1 --size 2048 --conventional --memory-backed' \
-    --zns default \
+    --zns default ${disk:+--disk "$disk"} \
     -- bash "$share/node.sh" "$assets" "$parts" "$share" </dev/null >"$state/guest.log" 2>&1 &
   printf '%s\n' "$!" >"$state/pid"
 }

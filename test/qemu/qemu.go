@@ -45,6 +45,9 @@ type Options struct {
 	// ZNS lists emulated NVMe ZNS namespaces to attach: "default" or
 	// key=value pairs (see hack/qemu/run.sh). The first is nvme0n1.
 	ZNS []string
+	// Disks lists files attached as virtio disks, /dev/vda onwards: "FILE",
+	// or "FILE,snapshot" to drop the guest's writes.
+	Disks []string
 	// Env holds NAME=VALUE pairs exported in the guest.
 	Env []string
 	// MemoryMiB is the guest's memory; 0 means run.sh's default.
@@ -186,6 +189,9 @@ func Args(guestDir string, opts Options, cmd ...string) ([]string, error) {
 	}
 	for _, z := range opts.ZNS {
 		args = append(args, "--zns", z)
+	}
+	for _, d := range opts.Disks {
+		args = append(args, "--disk", d)
 	}
 	for _, e := range opts.Env {
 		if !strings.Contains(e, "=") {

@@ -109,6 +109,9 @@ func TestRunShRefusesBadOptions(t *testing.T) {
 		{[]string{"--frob", "--", "true"}, "unknown option '--frob'"},
 		{[]string{"--guest-dir", g, "--hostfwd", "6443", "--", "true"}, "--hostfwd needs HOSTPORT:GUESTPORT"},
 		{[]string{"--guest-dir", g, "--accel", "hvf", "--", "true"}, "--accel takes tcg or kvm"},
+		{[]string{"--guest-dir", g, "--disk", "/nonexistent/zns.img", "--", "true"}, "is not a readable file"},
+		{[]string{"--guest-dir", g, "--disk", "a,b.img,snapshot", "--", "true"}, "a file name without commas"},
+		{[]string{"--guest-dir", g, "--disk", "", "--", "true"}, "--disk needs FILE"},
 	} {
 		code, stderr := runScript(t, "hack/qemu/run.sh", tc.args...)
 		if code != ExitNoRun || !strings.Contains(stderr, tc.says) {
@@ -121,14 +124,14 @@ func TestRunShRefusesBadOptions(t *testing.T) {
 func TestArgs(t *testing.T) {
 	got, err := Args("/cache/guest", Options{
 		Share: "/tmp/s", NullBlk: []string{"--size 512"}, ZNS: []string{"default", "zone_size=32M"},
-		Env: []string{"A=1"}, MemoryMiB: 2048, Timeout: 90 * time.Second,
+		Disks: []string{"/tmp/d.img,snapshot"}, Env: []string{"A=1"}, MemoryMiB: 2048, Timeout: 90 * time.Second,
 	}, "sh", "-c", "echo hi")
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []string{filepath.Join(repoRoot(t), "hack/qemu/run.sh"), "--guest-dir", "/cache/guest", "--timeout", "90",
 		"--share", "/tmp/s", "--nullblk", "--size 512", "--zns", "default", "--zns", "zone_size=32M",
-		"--env", "A=1", "--mem", "2048", "--", "sh", "-c", "echo hi"}
+		"--disk", "/tmp/d.img,snapshot", "--env", "A=1", "--mem", "2048", "--", "sh", "-c", "echo hi"}
 	if !slices.Equal(got, want) {
 		t.Errorf("Args =\n%q\nwant\n%q", got, want)
 	}

@@ -1,8 +1,8 @@
 #!/bin/bash
 # In the QEMU guest (hack/qemu/run.sh --userland, started by hack/qemu/zoned-node.sh): a single-node Kubernetes
 # on the guest's zoned kernel, from the binaries the project builds. Arguments: the Kubernetes binaries, the
-# kind node image's parts, the shared directory (token, pause.tar, images.tar). Lines starting "zoned-node:"
-# are its progress, read by the host; "zoned-node: ready" means Ready with the images imported. It then stays
+# kind node image's parts, the shared directory (token, pause.tar, images.tar, images.list, image-disk; the
+# image disk, when the host attached one, is /dev/vda). Lines starting "zoned-node:" are its progress, read by the host; "zoned-node: ready" means Ready with the images imported. It then stays
 # up until the host stops QEMU. Test-grade: one bearer token (system:masters) for every component.
 set -uo pipefail
 A=$1 P=$2 S=$3
@@ -116,12 +116,65 @@ cat >$D/cni/10-zns.conflist <<CN
 {"cniVersion": "1.0.0", "name": "zns", "plugins": [{"type": "ptp", "ipMasq": false,
  "ipam": {"type": "host-local", "ranges": [[{"subnet": "10.244.0.0/24"}]], "routes": [{"dst": "0.0.0.0/0"}]}}]}
 CN
-PATH=$CONTAINERD:$PATH $CONTAINERD/containerd --config $D/containerd.toml >$D/containerd.log 2>&1 &
 CTR="$CONTAINERD/ctr -n k8s.io"
-n=0
-until $CTR version >/dev/null 2>&1; do sleep 0.5; n=$((n + 1)); ((n < 240)) || fail "containerd does not answer"; done
+start_containerd() {
+  PATH=$CONTAINERD:$PATH $CONTAINERD/containerd --config $D/containerd.toml >>$D/containerd.log 2>&1 &
+  local n=0
+  until $CTR version >/dev/null 2>&1; do sleep 0.5; n=$((n + 1)); ((n < 240)) || fail "containerd does not answer"; done
+}
+# The images: imported from the share (5 min under TCG), or found on the image disk the host keeps between boots
+# (hack/qemu/zoned-node.sh): "use" mounts it as containerd's root (the host attached it copy-on-write: this
+# boot's writes are dropped), "fill" writes this boot's imported images onto it for the next boots.
+DISK=/dev/vda
+mode=$(cat "$S/image-disk" 2>/dev/null || echo none)
+mkdir -p $D/containerd
+if [[ $mode == use ]] && ! mount -t ext4 $DISK $D/containerd; then
+  say "WARNING: cannot mount the image disk ${DISK}: importing the images instead"
+  mode=none
+fi
+start_containerd
 say "containerd up"
-$CTR images import "$S/pause.tar" >/dev/null || fail "importing the pause image"
+# missing_images: the images the host asked for (the pause image and $S/images.list) that containerd lacks
+missing_images() {
+  local have ref
+  have=$($CTR images ls -q)
+  for ref in zns.local/pause:1 $(cat "$S/images.list"); do
+    grep -qE "(^|/)${ref//./\\.}\$" <<<"$have" || printf '%s ' "$ref"
+  done
+}
+if [[ $mode == use ]]; then
+  lacking=$(missing_images)
+  if [[ -z $lacking ]]; then
+    say "images found on the image disk: $($CTR images ls -q | grep -c zns-mysql) zns-mysql images"
+  else
+    say "WARNING: the image disk lacks ${lacking}: importing the images"
+    mode=none
+  fi
+fi
+if [[ $mode != use ]]; then
+  t=$(date +%s)
+  $CTR images import "$S/pause.tar" >/dev/null || fail "importing the pause image"
+  $CTR images import "$S/images.tar" >/dev/null || fail "importing the images"
+  lacking=$(missing_images)
+  [[ -z $lacking ]] || fail "containerd lacks ${lacking} after the import"
+  say "images imported in $(($(date +%s) - t))s: $($CTR images ls -q | grep -c zns-mysql) zns-mysql images"
+fi
+if [[ $mode == fill ]]; then
+  # A copy of containerd's root as it is now, images and nothing else (no pod has run yet); a failure here costs
+  # the next boot an import, not this one its node.
+  t=$(date +%s)
+  pkill -x containerd
+  n=0
+  while pgrep -x containerd >/dev/null; do sleep 0.5; n=$((n + 1)); ((n < 60)) || fail "containerd does not stop"; done
+  if mkfs.ext4 -q -F -L zns-images -E lazy_itable_init=1,lazy_journal_init=1 $DISK && mkdir -p /mnt/image-disk &&
+    mount -t ext4 $DISK /mnt/image-disk && cp -a $D/containerd/. /mnt/image-disk/ && umount /mnt/image-disk; then
+    say "image disk written: $(du -sm $D/containerd | cut -f1) MiB in $(($(date +%s) - t))s"
+  else
+    umount /mnt/image-disk 2>/dev/null
+    say "WARNING: the image disk was not written (above): the next boot imports the images again"
+  fi
+  start_containerd
+fi
 cat >$D/kubelet.yaml <<KL
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
@@ -146,9 +199,6 @@ until $K get node $NODE -o jsonpath='{.status.conditions[?(@.type=="Ready")].sta
   ((n < 300)) || fail "the node is not Ready after 600 s"
 done
 say "node Ready"
-t=$(date +%s)
-$CTR images import "$S/images.tar" >/dev/null || fail "importing the images"
-say "images imported in $(($(date +%s) - t))s: $($CTR images ls -q | grep -c zns-mysql) zns-mysql images"
 $K get --raw /api/v1/namespaces/kube-system/services >/dev/null || fail "the API server stopped answering"
 # The conventional device offered as an administrator would: a local PersistentVolume of its own class, which
 # the kubelet formats (ext4) when a claim first uses it.

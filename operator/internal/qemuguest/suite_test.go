@@ -99,15 +99,36 @@ func TestGuestSuite(t *testing.T) {
 	// order, the relative ./qemuguest.test that the command starts in the
 	// share, and the binaries, the --env values and the captures that the
 	// share and the environment work both ways.
+	// and run.sh's --disk: the guest writes a marker to each of two disks;
+	// the plain one keeps it, the snapshot one is left as it was.
+	disks := t.TempDir()
+	kept, dropped := filepath.Join(disks, "kept.img"), filepath.Join(disks, "dropped.img")
+	for _, f := range []string{kept, dropped} {
+		if err := os.WriteFile(f, make([]byte, 1<<20), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const marker = "zns-disk-marker"
 	out, code := qemu.Run(t, qemu.Options{
 		Share: share,
 		ZNS:   []string{"default"},
+		Disks: []string{kept, dropped + ",snapshot"},
 		// made by run.sh before the tests; TestRunShNullblkOption checks it
 		NullBlk: []string{"--first 7 --size 512 --zone-size 16 --max-active 6"},
 		Env: []string{envCapture + "=" + captureDir, envZnsdb + "=" + share + "/znsdb",
 			envZbdTest + "=" + share + "/zbd.test"},
 		Timeout: 10 * time.Minute,
-	}, "sh", "-c", "./qemuguest.test "+guestArgs+"; echo guest-suite-exit=$?; echo to-stderr >&2; exit 3")
+	}, "sh", "-c", "for d in /dev/vda /dev/vdb; do printf "+marker+" | dd of=$d conv=fsync 2>/dev/null || echo cannot write $d; done; "+
+		"./qemuguest.test "+guestArgs+"; echo guest-suite-exit=$?; echo to-stderr >&2; exit 3")
+	for f, want := range map[string]bool{kept: true, dropped: false} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := bytes.HasPrefix(b, []byte(marker)); got != want {
+			t.Errorf("--disk %s: the guest's write reached the file: %v, want %v", filepath.Base(f), got, want)
+		}
+	}
 	if code != 3 {
 		t.Errorf("run.sh exited %d, want 3 (the command's own status)", code)
 	}
