@@ -127,12 +127,14 @@ prepare() {
   printf '%s\n%s\n' "$assets" "$parts" >"$state/paths"
 }
 
-# image_disk TAG PARTS: choose the image disk of this boot. Importing the images takes 5 min of a TCG boot; the
+# image_disk TAG PARTS: choose the image disks of this boot. Importing the images takes 5 min of a TCG boot; the
 # guest copies containerd's root with them onto a disk image once ("fill"), and later boots of the same images,
-# pause and containerd mount it copy-on-write ("use": the file is never changed by them). One disk is kept.
+# pause and containerd mount it copy-on-write ("use": the file is never changed by them). When the images changed
+# (a new build of the operator's binaries), the guest mounts the old disk the same way, imports only what it
+# lacks, and writes a new disk for the next boots ("refresh"). One disk is kept.
 image_disk() {
-  local key
-  rm -f "$state/disk"
+  local key old
+  rm -f "$state/disks"
   if [[ "${ZNS_NODE_IMAGE_DISK:-1}" == 0 ]]; then
     log "image disk off (ZNS_NODE_IMAGE_DISK=0): the guest imports the images"
     return 0
@@ -140,38 +142,46 @@ image_disk() {
   key=$({ printf 'image disk v1\n%s\n' "$1"; sha256sum <"$state/pause.tar"; compgen -G "$2/containerd-v*" | head -n1 | xargs basename; } |
     sha256sum | cut -c1-16)
   mkdir -p "$images_dir"
+  find "$images_dir" -maxdepth 1 -name '*.img.part' -delete
   if [[ -s "$images_dir/$key.img" ]]; then
     printf 'use\n' >"$share/image-disk"
-    printf '%s,snapshot\n' "$images_dir/$key.img" >"$state/disk"
+    printf '%s,snapshot\n' "$images_dir/$key.img" >"$state/disks"
     log "images from the image disk of an earlier boot ($images_dir/$key.img)"
+    return 0
+  fi
+  old=$(compgen -G "$images_dir/*.img" | head -n1 || true)
+  truncate -s 16G "$images_dir/$key.img.part"
+  if [[ -n "$old" ]]; then
+    printf 'refresh\n' >"$share/image-disk"
+    printf '%s,snapshot\n%s\n' "$old" "$images_dir/$key.img.part" >"$state/disks"
+    log "the image disk holds other images: the guest imports what changed and writes a new one ($images_dir/$key.img)"
   else
-    find "$images_dir" -maxdepth 1 -name '*.img*' -delete
-    truncate -s 16G "$images_dir/$key.img.part"
     printf 'fill\n' >"$share/image-disk"
-    printf '%s\n' "$images_dir/$key.img.part" >"$state/disk"
-    log "no image disk for these images yet: the guest imports them and keeps them on $images_dir/$key.img"
+    printf '%s\n' "$images_dir/$key.img.part" >"$state/disks"
+    log "no image disk yet: the guest imports the images and keeps them on $images_dir/$key.img"
   fi
 }
 
-# keep_image_disk: after a "fill" boot, the disk the guest wrote becomes the one later boots use.
+# keep_image_disk: after the guest wrote a new image disk, it replaces the old one for later boots; a disk the
+# guest could not use is dropped.
 keep_image_disk() {
   local disk
-  disk=$(cat "$state/disk" 2>/dev/null) || return 0
-  if [[ "$disk" == *,snapshot ]]; then
-    # a disk the guest could not use is dropped: the next boot writes a new one
-    if grep -aqE '^zoned-node: WARNING: (cannot mount the image disk|the image disk lacks)' "$state/guest.log"; then
-      rm -f "${disk%,snapshot}"
-      log "the image disk was unusable (${state}/guest.log): removed, the next boot writes a new one"
+  [[ -s "$state/disks" ]] || return 0
+  while read -r disk; do
+    if [[ "$disk" == *,snapshot ]]; then
+      if grep -aqE '^zoned-node: WARNING: (cannot mount the image disk|the image disk lacks)' "$state/guest.log"; then
+        rm -f "${disk%,snapshot}"
+        log "the image disk ${disk%,snapshot} was unusable (${state}/guest.log): removed"
+      fi
+    elif grep -aq '^zoned-node: image disk written' "$state/guest.log"; then
+      find "$images_dir" -maxdepth 1 -name '*.img' -delete
+      mv "$disk" "${disk%.part}"
+      log "the images are kept on ${disk%.part} ($(du -m "${disk%.part}" | cut -f1) MiB): the next boots skip the import"
+    else
+      rm -f "$disk"
+      log "the guest did not write the image disk (${state}/guest.log says why): the next boot imports the images again"
     fi
-    return 0
-  fi
-  if grep -aq '^zoned-node: image disk written' "$state/guest.log"; then
-    mv "$disk" "${disk%.part}"
-    log "the images are kept on ${disk%.part} ($(du -m "${disk%.part}" | cut -f1) MiB): the next boots skip the import"
-  else
-    rm -f "$disk"
-    log "the guest did not write the image disk (${state}/guest.log says why): the next boot imports the images again"
-  fi
+  done <"$state/disks"
 }
 
 up() {
@@ -212,8 +222,10 @@ EOF
 
 # boot ACCEL PORT ASSETS PARTS GUEST-DIR: start the guest in the background.
 boot() {
-  local acc=$1 port=$2 assets=$3 parts=$4 guest_dir=$5 cpus=2 mem=${ZNS_NODE_MEM:-8192} disk
-  disk=$(cat "$state/disk" 2>/dev/null || true)
+  local acc=$1 port=$2 assets=$3 parts=$4 guest_dir=$5 cpus=2 mem=${ZNS_NODE_MEM:-8192} disk disks=()
+  if [[ -s "$state/disks" ]]; then
+    while read -r disk; do disks+=(--disk "$disk"); done <"$state/disks"
+  fi
   printf '%s\n' "$acc" >"$state/accel"
   log "booting the node (QEMU, ${acc}, ${cpus} CPUs, ${mem} MiB; API server forwarded to 127.0.0.1:${port}; guest output: ${state}/guest.log)"
   # its own process group (setsid), so that down stops QEMU and run.sh together
@@ -222,7 +234,7 @@ boot() {
     --nullblk '--first 0 --count 1 --size 2048 --zone-size 64 --memory-backed' \
     --nullblk '--first 1 --count 1 --size 2048 --zone-size 16 --conv-zones 16 --memory-backed' \
     --nullblk '--first 2 --count 1 --size 2048 --conventional --memory-backed' \
-    --zns default ${disk:+--disk "$disk"} \
+    --zns default "${disks[@]}" \
     -- bash "$share/node.sh" "$assets" "$parts" "$share" </dev/null >"$state/guest.log" 2>&1 &
   printf '%s\n' "$!" >"$state/pid"
 }

@@ -2,7 +2,7 @@
 # In the QEMU guest (hack/qemu/run.sh --userland, started by hack/qemu/zoned-node.sh): a single-node Kubernetes
 # on the guest's zoned kernel, from the binaries the project builds. Arguments: the Kubernetes binaries, the
 # kind node image's parts, the shared directory (token, pause.tar, images.tar, images.list, image-disk; the
-# image disk, when the host attached one, is /dev/vda). Lines starting "zoned-node:" are its progress, read by the host; "zoned-node: ready" means Ready with the images imported. It then stays
+# image disks, when the host attached them, are /dev/vda and /dev/vdb). Lines starting "zoned-node:" are its progress, read by the host; "zoned-node: ready" means Ready with the images imported. It then stays
 # up until the host stops QEMU. Test-grade: one bearer token (system:masters) for every component.
 set -uo pipefail
 A=$1 P=$2 S=$3
@@ -123,35 +123,36 @@ start_containerd() {
   until $CTR version >/dev/null 2>&1; do sleep 0.5; n=$((n + 1)); ((n < 240)) || fail "containerd does not answer"; done
 }
 # The images: imported from the share (5 min under TCG), or found on the image disk the host keeps between boots
-# (hack/qemu/zoned-node.sh): "use" mounts it as containerd's root (the host attached it copy-on-write: this
-# boot's writes are dropped), "fill" writes this boot's imported images onto it for the next boots.
-DISK=/dev/vda
+# (hack/qemu/zoned-node.sh), /dev/vda. "use": mounted as containerd's root (attached copy-on-write: this boot's
+# writes are dropped). "fill": no disk yet; this boot's imported images are written onto it. "refresh": the disk
+# holds older images; mounted as in "use", the new images imported (their unchanged layers are already there),
+# the old ones removed, and the result written onto a new disk, /dev/vdb, for the next boots.
 mode=$(cat "$S/image-disk" 2>/dev/null || echo none)
+out=""
+case $mode in fill) out=/dev/vda ;; refresh) out=/dev/vdb ;; esac
 mkdir -p $D/containerd
-if [[ $mode == use ]] && ! mount -t ext4 $DISK $D/containerd; then
-  say "WARNING: cannot mount the image disk ${DISK}: importing the images instead"
-  mode=none
+if [[ $mode == use || $mode == refresh ]] && ! mount -t ext4 /dev/vda $D/containerd; then
+  say "WARNING: cannot mount the image disk /dev/vda: importing the images instead"
+  [[ $mode == use ]] && mode=none
 fi
 start_containerd
 say "containerd up"
-# missing_images: the images the host asked for (the pause image and $S/images.list) that containerd lacks
+wanted() { echo zns.local/pause:1; cat "$S/images.list"; }
+# has REF: whether containerd holds REF (under docker.io/ too: ctr's name for a short reference)
+has() { grep -qE "(^|/)${1//./\\.}\$" <<<"$have"; }
 missing_images() {
-  local have ref
+  local ref have
   have=$($CTR images ls -q)
-  for ref in zns.local/pause:1 $(cat "$S/images.list"); do
-    grep -qE "(^|/)${ref//./\\.}\$" <<<"$have" || printf '%s ' "$ref"
-  done
+  for ref in $(wanted); do has "$ref" || printf '%s ' "$ref"; done
 }
-if [[ $mode == use ]]; then
-  lacking=$(missing_images)
-  if [[ -z $lacking ]]; then
-    say "images found on the image disk: $($CTR images ls -q | grep -c zns-mysql) zns-mysql images"
-  else
-    say "WARNING: the image disk lacks ${lacking}: importing the images"
-    mode=none
-  fi
+lacking=$(missing_images)
+if [[ $mode == use && -n $lacking ]]; then
+  say "WARNING: the image disk lacks ${lacking}: importing the images"
+  mode=none
 fi
-if [[ $mode != use ]]; then
+if [[ -z $lacking ]]; then
+  say "images found on the image disk: $($CTR images ls -q | grep -c zns-mysql) zns-mysql images"
+else
   t=$(date +%s)
   $CTR images import "$S/pause.tar" >/dev/null || fail "importing the pause image"
   $CTR images import "$S/images.tar" >/dev/null || fail "importing the images"
@@ -159,16 +160,24 @@ if [[ $mode != use ]]; then
   [[ -z $lacking ]] || fail "containerd lacks ${lacking} after the import"
   say "images imported in $(($(date +%s) - t))s: $($CTR images ls -q | grep -c zns-mysql) zns-mysql images"
 fi
-if [[ $mode == fill ]]; then
-  # A copy of containerd's root as it is now, images and nothing else (no pod has run yet); a failure here costs
-  # the next boot an import, not this one its node.
+if [[ -n $out ]]; then
+  # A copy of containerd's root as it is now, the wanted images and nothing else (no pod has run yet); a failure
+  # here costs the next boot an import, not this one its node.
   t=$(date +%s)
+  old=$($CTR images ls -q | while read -r ref; do
+    keep=0
+    [[ $ref == sha256:* ]] && keep=1 # an image's ID as a name, which goes with its image
+    for w in $(wanted); do [[ $ref == "$w" || $ref == */"$w" ]] && keep=1; done
+    ((keep)) || printf '%s ' "$ref"
+  done)
+  # shellcheck disable=SC2086 # one argument per reference
+  [[ -z $old ]] || $CTR images rm --sync $old >/dev/null || say "WARNING: could not remove the older images ${old}"
   pkill -x containerd
   n=0
   while pgrep -x containerd >/dev/null; do sleep 0.5; n=$((n + 1)); ((n < 60)) || fail "containerd does not stop"; done
-  if mkfs.ext4 -q -F -L zns-images -E lazy_itable_init=1,lazy_journal_init=1 $DISK && mkdir -p /mnt/image-disk &&
-    mount -t ext4 $DISK /mnt/image-disk && cp -a $D/containerd/. /mnt/image-disk/ && umount /mnt/image-disk; then
-    say "image disk written: $(du -sm $D/containerd | cut -f1) MiB in $(($(date +%s) - t))s"
+  if mkfs.ext4 -q -F -L zns-images -E lazy_itable_init=1,lazy_journal_init=1 $out && mkdir -p /mnt/image-disk &&
+    mount -t ext4 $out /mnt/image-disk && cp -a $D/containerd/. /mnt/image-disk/ && umount /mnt/image-disk; then
+    say "image disk written: $(du -sm $D/containerd | cut -f1) MiB in $(($(date +%s) - t))s${old:+ (older images removed: ${old})}"
   else
     umount /mnt/image-disk 2>/dev/null
     say "WARNING: the image disk was not written (above): the next boot imports the images again"
