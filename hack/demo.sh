@@ -348,9 +348,9 @@ if [[ -n "$zoned_why" && -z "$node_why" ]]; then
   say "result on the zoned node (kubectl zns report ${bench})"
   bin/kubectl-zns --kubeconfig "$kubeconfig" -n "$ns" report "$bench"
   echo
-  echo "(MariaDB images, no ZenFS: that needs the Percona image from repo.percona.com; ${seconds}s of ${workload} in a"
-  echo " QEMU guest under $(cat "${cache}/zoned-node/accel" 2>/dev/null || echo tcg): the device bytes per transaction are the figure"
-  echo " to read; TPS under emulation is not a drive's)"
+  echo "(MariaDB images, no ZenFS: that needs the Percona image from repo.percona.com; ${seconds}s of ${workload}"
+  echo " in a QEMU guest under $(cat "${cache}/zoned-node/accel" 2>/dev/null || echo tcg): the device bytes per transaction are"
+  echo " the figure to read; TPS under emulation is not a drive's)"
   if [[ "${DEMO_KEEP_ZONED_NODE:-0}" == 1 ]]; then
     note "the zoned node stays up (DEMO_KEEP_ZONED_NODE=1): hack/qemu/zoned-node.sh kubectl -n ${ns} get znsdatabases; hack/qemu/zoned-node.sh down stops it"
   else

@@ -191,7 +191,10 @@ func TestZonedFilesystemFlow(t *testing.T) {
 		if tps <= 0 || bpt <= 0 {
 			t.Errorf("target %s: tps %q, device bytes per transaction %q: want both positive", ts.Name, r.TPS, r.BytesPerTransaction)
 		}
-		t.Logf("ZONED-NODE target %s (%s, %s): %s tps, %.1f KiB written to the device per transaction", ts.Name, ts.Engine, ts.Storage, r.TPS, bpt/1024)
+		if want := map[string]string{"zbtrfs": "btrfs", "nvme": "btrfs"}[ts.Name]; ts.Filesystem != want {
+			t.Errorf("target %s: status filesystem %q, want %q (the table names the stack by it)", ts.Name, ts.Filesystem, want)
+		}
+		t.Logf("ZONED-NODE target %s (%s, %s %s): %s tps, %.1f KiB written to the device per transaction", ts.Name, ts.Engine, ts.Storage, ts.Filesystem, r.TPS, bpt/1024)
 	}
 	printComparison(t, b)
 }

@@ -338,6 +338,9 @@ type TargetStatus struct {
 	Engine string `json:"engine,omitempty"`
 	// +optional
 	Storage string `json:"storage,omitempty"`
+	// Filesystem is a zoned target's file system on its device (zenfs, btrfs or f2fs), for the same table.
+	// +optional
+	Filesystem string `json:"filesystem,omitempty"`
 	// ProfileSwitched records that the benchmark set the database's profile to bulkload and owes it the switch
 	// back to workload (also on failure or deletion).
 	// +optional

@@ -89,7 +89,7 @@ func (r *BenchmarkReconciler) waitForTargets(ctx context.Context, b *v1alpha1.Be
 			missing = append(missing, ts.Name)
 			continue
 		}
-		ts.Engine, ts.Storage = string(db.Spec.Engine), db.Status.Storage
+		ts.Engine, ts.Storage, ts.Filesystem = string(db.Spec.Engine), db.Status.Storage, string(db.ZonedFilesystem())
 		dbs = append(dbs, db)
 	}
 	if len(missing) > 0 {

@@ -409,3 +409,22 @@ func TestTableLatencyDistribution(t *testing.T) {
 		}
 	}
 }
+
+// TestStackNamesTheZonedFilesystem: a zoned target on btrfs or f2fs is not called ZenFS (the zoned node's demo
+// once printed "InnoDB on ZenFS" for InnoDB on zoned btrfs).
+func TestStackNamesTheZonedFilesystem(t *testing.T) {
+	for _, tc := range []struct {
+		engine, storage, fs, want string
+	}{
+		{"rocksdb", "zoned", "", "MyRocks on ZenFS"},
+		{"rocksdb", "zoned", "zenfs", "MyRocks on ZenFS"},
+		{"innodb", "zoned", "btrfs", "InnoDB on zoned btrfs"},
+		{"rocksdb", "zoned", "f2fs", "MyRocks on zoned f2fs"},
+		{"innodb", "volume", "", "InnoDB on a volume"},
+	} {
+		ts := v1alpha1.TargetStatus{Engine: tc.engine, Storage: tc.storage, Filesystem: tc.fs}
+		if got := Stack(ts); got != tc.want {
+			t.Errorf("Stack(%s, %s, %q) = %q, want %q", tc.engine, tc.storage, tc.fs, got, tc.want)
+		}
+	}
+}

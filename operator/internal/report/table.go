@@ -21,8 +21,10 @@ func Stack(ts v1alpha1.TargetStatus) string {
 	switch {
 	case engine == "":
 		return "?"
-	case ts.Storage == "zoned":
+	case ts.Storage == "zoned" && (ts.Filesystem == "" || ts.Filesystem == string(v1alpha1.FilesystemZenFS)):
 		return engine + " on ZenFS"
+	case ts.Storage == "zoned":
+		return engine + " on zoned " + ts.Filesystem
 	case ts.Storage == "volume":
 		return engine + " on a volume"
 	case ts.Storage != "":
