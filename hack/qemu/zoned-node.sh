@@ -127,13 +127,13 @@ prepare() {
   printf '%s\n%s\n' "$assets" "$parts" >"$state/paths"
 }
 
-# image_disk TAG PARTS: choose the image disks of this boot. Importing the images takes 5 min of a TCG boot; the
+# image_disk TAG PARTS: choose the image disk of this boot. Importing the images takes 5 min of a TCG boot; the
 # guest copies containerd's root with them onto a disk image once ("fill"), and later boots of the same images,
-# pause and containerd mount it copy-on-write ("use": the file is never changed by them). When the images changed
-# (a new build of the operator's binaries), the guest mounts the old disk the same way, imports only what it
-# lacks, and writes a new disk for the next boots ("refresh"). One disk is kept.
+# pause and containerd mount it copy-on-write ("use": the file is never changed by them). New images (a new
+# build of the Go binaries) fill a new disk, which replaces the old one: mounting the old one and importing
+# over it was measured slower (the whole save is read and hashed either way) and grew the disk each time.
 image_disk() {
-  local key old
+  local key
   rm -f "$state/disks"
   if [[ "${ZNS_NODE_IMAGE_DISK:-1}" == 0 ]]; then
     log "image disk off (ZNS_NODE_IMAGE_DISK=0): the guest imports the images"
@@ -149,17 +149,10 @@ image_disk() {
     log "images from the image disk of an earlier boot ($images_dir/$key.img)"
     return 0
   fi
-  old=$(compgen -G "$images_dir/*.img" | head -n1 || true)
   truncate -s 16G "$images_dir/$key.img.part"
-  if [[ -n "$old" ]]; then
-    printf 'refresh\n' >"$share/image-disk"
-    printf '%s,snapshot\n%s\n' "$old" "$images_dir/$key.img.part" >"$state/disks"
-    log "the image disk holds other images: the guest imports what changed and writes a new one ($images_dir/$key.img)"
-  else
-    printf 'fill\n' >"$share/image-disk"
-    printf '%s\n' "$images_dir/$key.img.part" >"$state/disks"
-    log "no image disk yet: the guest imports the images and keeps them on $images_dir/$key.img"
-  fi
+  printf 'fill\n' >"$share/image-disk"
+  printf '%s\n' "$images_dir/$key.img.part" >"$state/disks"
+  log "no image disk for these images yet: the guest imports them and keeps them on $images_dir/$key.img"
 }
 
 # keep_image_disk: after the guest wrote a new image disk, it replaces the old one for later boots; a disk the

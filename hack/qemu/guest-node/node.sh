@@ -2,7 +2,7 @@
 # In the QEMU guest (hack/qemu/run.sh --userland, started by hack/qemu/zoned-node.sh): a single-node Kubernetes
 # on the guest's zoned kernel, from the binaries the project builds. Arguments: the Kubernetes binaries, the
 # kind node image's parts, the shared directory (token, pause.tar, images.tar, images.list, image-disk; the
-# image disks, when the host attached them, are /dev/vda and /dev/vdb). Lines starting "zoned-node:" are its progress, read by the host; "zoned-node: ready" means Ready with the images imported. It then stays
+# image disk, when the host attached one, is /dev/vda). Lines starting "zoned-node:" are its progress, read by the host; "zoned-node: ready" means Ready with the images imported. It then stays
 # up until the host stops QEMU. Test-grade: one bearer token (system:masters) for every component.
 set -uo pipefail
 A=$1 P=$2 S=$3
@@ -124,16 +124,12 @@ start_containerd() {
 }
 # The images: imported from the share (5 min under TCG), or found on the image disk the host keeps between boots
 # (hack/qemu/zoned-node.sh), /dev/vda. "use": mounted as containerd's root (attached copy-on-write: this boot's
-# writes are dropped). "fill": no disk yet; this boot's imported images are written onto it. "refresh": the disk
-# holds older images; mounted as in "use", the new images imported (their unchanged layers are already there),
-# the old ones removed, and the result written onto a new disk, /dev/vdb, for the next boots.
+# writes are dropped). "fill": a new disk; this boot's imported images are written onto it for the next boots.
 mode=$(cat "$S/image-disk" 2>/dev/null || echo none)
-out=""
-case $mode in fill) out=/dev/vda ;; refresh) out=/dev/vdb ;; esac
 mkdir -p $D/containerd
-if [[ $mode == use || $mode == refresh ]] && ! mount -t ext4 /dev/vda $D/containerd; then
+if [[ $mode == use ]] && ! mount -t ext4 /dev/vda $D/containerd; then
   say "WARNING: cannot mount the image disk /dev/vda: importing the images instead"
-  [[ $mode == use ]] && mode=none
+  mode=none
 fi
 start_containerd
 say "containerd up"
@@ -160,24 +156,16 @@ else
   [[ -z $lacking ]] || fail "containerd lacks ${lacking} after the import"
   say "images imported in $(($(date +%s) - t))s: $($CTR images ls -q | grep -c zns-mysql) zns-mysql images"
 fi
-if [[ -n $out ]]; then
-  # A copy of containerd's root as it is now, the wanted images and nothing else (no pod has run yet); a failure
-  # here costs the next boot an import, not this one its node.
+if [[ $mode == fill ]]; then
+  # A copy of containerd's root as it is now, the images and nothing else (no pod has run yet); a failure here
+  # costs the next boot an import, not this one its node.
   t=$(date +%s)
-  old=$($CTR images ls -q | while read -r ref; do
-    keep=0
-    [[ $ref == sha256:* ]] && keep=1 # an image's ID as a name, which goes with its image
-    for w in $(wanted); do [[ $ref == "$w" || $ref == */"$w" ]] && keep=1; done
-    ((keep)) || printf '%s ' "$ref"
-  done)
-  # shellcheck disable=SC2086 # one argument per reference
-  [[ -z $old ]] || $CTR images rm --sync $old >/dev/null || say "WARNING: could not remove the older images ${old}"
   pkill -x containerd
   n=0
   while pgrep -x containerd >/dev/null; do sleep 0.5; n=$((n + 1)); ((n < 60)) || fail "containerd does not stop"; done
-  if mkfs.ext4 -q -F -L zns-images -E lazy_itable_init=1,lazy_journal_init=1 $out && mkdir -p /mnt/image-disk &&
-    mount -t ext4 $out /mnt/image-disk && cp -a $D/containerd/. /mnt/image-disk/ && umount /mnt/image-disk; then
-    say "image disk written: $(du -sm $D/containerd | cut -f1) MiB in $(($(date +%s) - t))s${old:+ (older images removed: ${old})}"
+  if mkfs.ext4 -q -F -L zns-images -E lazy_itable_init=1,lazy_journal_init=1 /dev/vda && mkdir -p /mnt/image-disk &&
+    mount -t ext4 /dev/vda /mnt/image-disk && cp -a $D/containerd/. /mnt/image-disk/ && umount /mnt/image-disk; then
+    say "image disk written: $(du -sm $D/containerd | cut -f1) MiB in $(($(date +%s) - t))s"
   else
     umount /mnt/image-disk 2>/dev/null
     say "WARNING: the image disk was not written (above): the next boot imports the images again"
