@@ -134,7 +134,7 @@ prepare() {
 # over it was measured slower (the whole save is read and hashed either way) and grew the disk each time.
 image_disk() {
   local key
-  rm -f "$state/disks"
+  rm -f "$state/disk"
   if [[ "${ZNS_NODE_IMAGE_DISK:-1}" == 0 ]]; then
     log "image disk off (ZNS_NODE_IMAGE_DISK=0): the guest imports the images"
     return 0
@@ -145,13 +145,13 @@ image_disk() {
   find "$images_dir" -maxdepth 1 -name '*.img.part' -delete
   if [[ -s "$images_dir/$key.img" ]]; then
     printf 'use\n' >"$share/image-disk"
-    printf '%s,snapshot\n' "$images_dir/$key.img" >"$state/disks"
+    printf '%s,snapshot\n' "$images_dir/$key.img" >"$state/disk"
     log "images from the image disk of an earlier boot ($images_dir/$key.img)"
     return 0
   fi
   truncate -s 16G "$images_dir/$key.img.part"
   printf 'fill\n' >"$share/image-disk"
-  printf '%s\n' "$images_dir/$key.img.part" >"$state/disks"
+  printf '%s\n' "$images_dir/$key.img.part" >"$state/disk"
   log "no image disk for these images yet: the guest imports them and keeps them on $images_dir/$key.img"
 }
 
@@ -159,22 +159,20 @@ image_disk() {
 # guest could not use is dropped.
 keep_image_disk() {
   local disk
-  [[ -s "$state/disks" ]] || return 0
-  while read -r disk; do
-    if [[ "$disk" == *,snapshot ]]; then
-      if grep -aqE '^zoned-node: WARNING: (cannot mount the image disk|the image disk lacks)' "$state/guest.log"; then
-        rm -f "${disk%,snapshot}"
-        log "the image disk ${disk%,snapshot} was unusable (${state}/guest.log): removed"
-      fi
-    elif grep -aq '^zoned-node: image disk written' "$state/guest.log"; then
-      find "$images_dir" -maxdepth 1 -name '*.img' -delete
-      mv "$disk" "${disk%.part}"
-      log "the images are kept on ${disk%.part} ($(du -m "${disk%.part}" | cut -f1) MiB): the next boots skip the import"
-    else
-      rm -f "$disk"
-      log "the guest did not write the image disk (${state}/guest.log says why): the next boot imports the images again"
+  disk=$(cat "$state/disk" 2>/dev/null) || return 0
+  if [[ "$disk" == *,snapshot ]]; then
+    if grep -aqE '^zoned-node: WARNING: (cannot mount the image disk|the image disk lacks)' "$state/guest.log"; then
+      rm -f "${disk%,snapshot}"
+      log "the image disk ${disk%,snapshot} was unusable (${state}/guest.log): removed"
     fi
-  done <"$state/disks"
+  elif grep -aq '^zoned-node: image disk written' "$state/guest.log"; then
+    find "$images_dir" -maxdepth 1 -name '*.img' -delete
+    mv "$disk" "${disk%.part}"
+    log "the images are kept on ${disk%.part} ($(du -m "${disk%.part}" | cut -f1) MiB): the next boots skip the import"
+  else
+    rm -f "$disk"
+    log "the guest did not write the image disk (${state}/guest.log says why): the next boot imports the images again"
+  fi
 }
 
 up() {
@@ -215,10 +213,8 @@ EOF
 
 # boot ACCEL PORT ASSETS PARTS GUEST-DIR: start the guest in the background.
 boot() {
-  local acc=$1 port=$2 assets=$3 parts=$4 guest_dir=$5 cpus=2 mem=${ZNS_NODE_MEM:-8192} disk disks=()
-  if [[ -s "$state/disks" ]]; then
-    while read -r disk; do disks+=(--disk "$disk"); done <"$state/disks"
-  fi
+  local acc=$1 port=$2 assets=$3 parts=$4 guest_dir=$5 cpus=2 mem=${ZNS_NODE_MEM:-8192} disk=()
+  [[ -s "$state/disk" ]] && disk=(--disk "$(cat "$state/disk")")
   printf '%s\n' "$acc" >"$state/accel"
   log "booting the node (QEMU, ${acc}, ${cpus} CPUs, ${mem} MiB; API server forwarded to 127.0.0.1:${port}; guest output: ${state}/guest.log)"
   # its own process group (setsid), so that down stops QEMU and run.sh together
@@ -227,7 +223,7 @@ boot() {
     --nullblk '--first 0 --count 1 --size 2048 --zone-size 64 --memory-backed' \
     --nullblk '--first 1 --count 1 --size 2048 --zone-size 16 --conv-zones 16 --memory-backed' \
     --nullblk '--first 2 --count 1 --size 2048 --conventional --memory-backed' \
-    --zns default "${disks[@]}" \
+    --zns default "${disk[@]}" \
     -- bash "$share/node.sh" "$assets" "$parts" "$share" </dev/null >"$state/guest.log" 2>&1 &
   printf '%s\n' "$!" >"$state/pid"
 }

@@ -2,8 +2,9 @@
 # In the QEMU guest (hack/qemu/run.sh --userland, started by hack/qemu/zoned-node.sh): a single-node Kubernetes
 # on the guest's zoned kernel, from the binaries the project builds. Arguments: the Kubernetes binaries, the
 # kind node image's parts, the shared directory (token, pause.tar, images.tar, images.list, image-disk; the
-# image disk, when the host attached one, is /dev/vda). Lines starting "zoned-node:" are its progress, read by the host; "zoned-node: ready" means Ready with the images imported. It then stays
-# up until the host stops QEMU. Test-grade: one bearer token (system:masters) for every component.
+# image disk, when the host attached one, is /dev/vda). Lines starting "zoned-node:" are its progress, read by
+# the host; "zoned-node: ready" means Ready with the images imported. It then stays up until the host stops
+# QEMU. Test-grade: one bearer token (system:masters) for every component.
 set -uo pipefail
 A=$1 P=$2 S=$3
 D=/mnt/k # tmpfs: the node's state lives and dies with the guest
