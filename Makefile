@@ -79,6 +79,7 @@ demo-zoned: ## The same on zoned devices, any machine: MyRocks and InnoDB on btr
 bench: ## The runner's cost: its own CPU time per second of run and its instruction count (valgrind), then the TPS ratio bare vs runner with its 95% CI.
 	go test ./operator/cmd/znsbench/ -run '^$$' -bench BenchmarkRunnerCPU -benchtime $(or $(BENCH_CPU_RUNS),2)x -timeout 30m -v
 	go test ./operator/cmd/znsbench/ -run '^$$' -bench BenchmarkRunnerOverhead -benchtime $(or $(BENCH_PAIRS),3)x -timeout 15m -v
+	go test ./operator/internal/ftl/ -run '^$$' -bench BenchmarkFTL -benchtime 1x -timeout 30m -v
 
 .PHONY: bench-scale
 bench-scale: ## The operator at scale on envtest: 500 ZNSDatabases, 100 Benchmarks; reconcile p50/p99, API writes/min when idle, memory.
