@@ -5,7 +5,7 @@
 #   hack/nullblk-zoned.sh create [--count N] [--first N] [--size MiB] [--zone-size MiB]
 #                                [--zone-capacity MiB] [--conv-zones N] [--max-open N]
 #                                [--max-active N] [--blocksize BYTES] [--memory-backed]
-#                                [--conventional] [--scheduler NAME]
+#                                [--conventional [--discard]] [--scheduler NAME]
 #   hack/nullblk-zoned.sh destroy (--all | NAME...)
 #   hack/nullblk-zoned.sh list
 #   hack/nullblk-zoned.sh status [NAME...]
@@ -31,6 +31,8 @@
 #            --memory-backed      keep written data in RAM: reads return it, and
 #                                 it costs as much RAM as is written
 #            --conventional       a non-zoned device (zone options are refused)
+#            --discard            accept discards (conventional and memory-backed
+#                                 only: null_blk ignores it otherwise)
 # destroy  powers off and removes configfs devices (power=0, rmdir).
 # list     prints the names of the devices that exist in configfs, one a line.
 # status   prints a table: configfs settings and what the block layer reports.
@@ -224,7 +226,7 @@ cleanup_created() {
 
 cmd_create() {
   local count=1 first="" size=4096 zsize=64 zcap=0 conv=0 maxopen=0 maxactive=0 bs=4096
-  local membacked=0 zoned=1 sched=mq-deadline zone_opts=()
+  local membacked=0 zoned=1 discard=0 sched=mq-deadline zone_opts=()
   while (($#)); do
     case $1 in
       --count) need_uint "$1" "${2-}"; count=$2; shift 2 ;;
@@ -238,6 +240,7 @@ cmd_create() {
       --blocksize) need_uint "$1" "${2-}"; bs=$2; shift 2 ;;
       --memory-backed) membacked=1; shift ;;
       --conventional) zoned=0; shift ;;
+      --discard) discard=1; shift ;;
       --scheduler) sched=${2:?--scheduler needs a name}; shift 2 ;;
       *) die "create: unknown option '$1' (see $0 --help)" ;;
     esac
@@ -259,6 +262,9 @@ cmd_create() {
   elif ((${#zone_opts[@]})); then
     die "--conventional makes a device without zones; drop ${zone_opts[*]}"
   fi
+  if ((discard && (zoned || !membacked))); then
+    die "--discard needs --conventional and --memory-backed: null_blk ignores discard on zoned or memory-less devices"
+  fi
 
   check_kernel
   ((zoned)) && require_zoned
@@ -266,6 +272,7 @@ cmd_create() {
   for f in size blocksize memory_backed power; do
     has_feature "$f" || die "this kernel's null_blk lacks the configfs attribute '${f}' (features: ${FEATURES})"
   done
+  ((discard == 0)) || has_feature discard || die "this kernel's null_blk has no discard attribute"
   ((zcap == 0)) || has_feature zone_capacity || die "this kernel's null_blk has no zone_capacity (needs 5.9 or later)"
   ((conv == 0)) || has_feature zone_nr_conv || die "this kernel's null_blk has no zone_nr_conv (needs 5.5 or later)"
   ((maxopen == 0)) || has_feature zone_max_open || die "this kernel's null_blk has no zone_max_open (needs 5.9 or later)"
@@ -290,6 +297,7 @@ cmd_create() {
     setattr "$name" blocksize "$bs"
     setattr "$name" size "$size"
     setattr "$name" memory_backed "$membacked"
+    ((discard == 0)) || setattr "$name" discard 1
     if ((zoned)); then
       setattr "$name" zoned 1
       setattr "$name" zone_size "$zsize"
@@ -307,6 +315,11 @@ cmd_create() {
     readf model "$SYSFS/block/$disk/queue/zoned"
     if ((zoned)) && [[ "$model" != host-managed ]]; then
       die "${disk} came up as '${model}', not host-managed: is CONFIG_BLK_DEV_ZONED set?"
+    fi
+    if ((discard)); then
+      local dmax=0
+      readf dmax "$SYSFS/block/$disk/queue/discard_max_bytes"
+      ((dmax > 0)) || die "${disk}: discard=1 was set but the queue takes no discards (discard_max_bytes ${dmax})$(dmesg_hint)"
     fi
     set_scheduler "$disk" "$sched"
     # devtmpfs makes the node at once; under udev it may take a moment
@@ -345,7 +358,10 @@ summary() {
   readf bs "$q/logical_block_size"
   active_scheduler sched "$disk"
   if [[ "$model" == none ]]; then
-    log "/dev/${disk}: conventional, $((size * 512 / 1048576)) MiB, block size ${bs}, scheduler ${sched}"
+    local dmax=0 discard=off
+    readf dmax "$SYSFS/block/$disk/queue/discard_max_bytes" || true
+    ((dmax > 0)) && discard=on
+    log "/dev/${disk}: conventional, $((size * 512 / 1048576)) MiB, block size ${bs}, scheduler ${sched}, discard ${discard}"
     return
   fi
   readf chunk "$q/chunk_sectors"
