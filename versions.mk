@@ -45,6 +45,17 @@ HELM_VERSION := v3.22.0
 QEMU_GUEST_KERNEL_PACKAGE := linux-image-6.1.0-50-amd64
 QEMU_GUEST_KERNEL_VERSION := 6.1.176-1
 
+# QEMU for the test guest (hack/qemu), installed by hack/install-deps.sh: Debian's qemu-system-x86 (with
+# qemu-system-common and qemu-system-data at the same version, and bookworm-backports' seabios) from
+# bookworm-backports, which rebuilds trixie's QEMU 10.0 for bookworm (bookworm itself has 7.2). The NVMe log
+# tests (operator/internal/nvmelog, hack/qemu/run.sh --nvme) need what 7.2's NVMe model lacks: the OCP
+# datacenter SMART extended log (log C0h, the controller's ocp=on) and Flexible Data Placement (nvme-subsys
+# fdp=on, its statistics log 22h). 10.0.2 counts OCP Physical Media Units Written in bytes, as the OCP
+# specification says, and sets CMIC bit 1, for which run.sh loads nvme_core with multipath=N. Backports keep
+# only the newest build of a package: when apt no longer offers this one, install-deps.sh says so and what it
+# offers; take the newest, check it with `make qemu`, and update this pin.
+QEMU_VERSION := 1:10.0.2+ds-2+deb13u1~bpo12+1
+
 # --- offline kind cluster (hack/kind/build-node-image.sh, hack/kind/cluster.sh) ---
 # Every version below was probed on the Go module proxy with
 #   go list -m -versions <module>; go mod download -json <module>@<version>

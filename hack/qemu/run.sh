@@ -11,11 +11,23 @@
 #   --nullblk 'ARGS'   before CMD, run `hack/nullblk-zoned.sh create ARGS` in the
 #                      guest (repeatable; e.g. --nullblk '--count 2 --zone-size 64');
 #                      what it prints goes to stderr
-#   --zns SPEC         add an emulated NVMe ZNS namespace (repeatable: nvme0n1,
-#                      nvme1n1, ...). SPEC is `default` or comma-separated key=value
+#   --zns SPEC         add an emulated NVMe ZNS namespace on a controller of its own
+#                      (repeatable). SPEC is `default` or comma-separated key=value
 #                      over the defaults zone_size=64M,zone_capacity=60M,
 #                      max_open=14,max_active=14,size=2560M (40 zones),lbs=4096.
 #                      Its image is a fresh sparse file each run.
+#   --nvme SPEC        add a conventional emulated NVMe namespace on a controller of
+#                      its own (repeatable). SPEC is `default` or comma-separated
+#                      key=value over the defaults size=1G,lbs=4096,ocp=on,fdp=off:
+#                      ocp=on gives the controller the OCP datacenter SMART log (C0h);
+#                      fdp=on puts it in an nvme-subsys with Flexible Data Placement
+#                      (endurance group 1, one reclaim group, 8 reclaim unit handles
+#                      of 96 MiB units, all 8 on the namespace). Needs a QEMU with both
+#                      (10.0 has them, Debian bookworm's 7.2 neither: versions.mk).
+#                      The namespaces of --zns and --nvme are nvme0n1, nvme1n1, ... in
+#                      the order of the options on the command line (each on the
+#                      controller nvme0, nvme1, ... with serial zns<N>, conv<N> or
+#                      fdp<N>); the command starts once all are there.
 #   --disk FILE[,snapshot]
 #                      attach FILE (raw) as a virtio disk: /dev/vda, /dev/vdb, ...
 #                      in the order given (repeatable). With ,snapshot the guest's
@@ -54,6 +66,11 @@
 # did not run CMD (build or boot failure, a --nullblk set-up that failed): the
 # reason and the console's last lines go to stderr.
 # ZNS_QEMU_VERBOSE=1 streams the guest's console to stderr as it runs.
+# ZNS_QEMU_DATADIR=DIR[:DIR...] passes each DIR to QEMU as -L (firmware and option
+# ROMs). Unset, a qemu-system-x86_64 found outside /usr (a newer Debian package
+# unpacked with dpkg -x into PREFIX, PREFIX/usr/bin first on PATH) gets
+# -L PREFIX/usr/share/qemu and -L PREFIX/usr/share/seabios, so that it boots
+# with its own firmware rather than the installed QEMU's.
 set -euo pipefail
 
 log() { printf 'qemu-run: %s\n' "$*" >&2; }
@@ -64,12 +81,15 @@ script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 repo_root=$(cd "$script_dir/../.." && pwd -P)
 
 share="" accel=tcg mem=1024 smp=1 timeout_s=300 console_out="" guest_dir="" append="" userland=0
-nullblk=() zns=() envs=() hostfwd=() disks=()
+nullblk=() nvme=() envs=() hostfwd=() disks=()
 while (($#)); do
   case $1 in
     --share) share=${2:?--share needs a directory}; shift 2 ;;
     --nullblk) nullblk+=("${2?--nullblk needs arguments}"); shift 2 ;;
-    --zns) zns+=("${2:?--zns needs a spec (or default)}"); shift 2 ;;
+    # one list, so that the namespaces are numbered in command-line order
+    --zns | --nvme)
+      [[ -n "${2:-}" ]] || die "$1 needs a spec (or default)"
+      nvme+=("${1#--}:$2"); shift 2 ;;
     --disk)
       [[ -n "${2:-}" ]] || die "--disk needs FILE or FILE,snapshot"
       disks+=("$2"); shift 2 ;;
@@ -94,9 +114,73 @@ done
 [[ "$mem" =~ ^[0-9]+$ && "$smp" =~ ^[0-9]+$ && "$timeout_s" =~ ^[0-9]+$ ]] ||
   die "--mem, --smp and --timeout take whole numbers"
 
+# spec_check OPTION SPEC KEY...: SPEC must be `default` or comma-separated key=value with these keys.
+spec_check() {
+  local opt=$1 spec=$2 kv
+  local -a kvs
+  shift 2
+  IFS=, read -ra kvs <<<"$spec"
+  for kv in "${kvs[@]}"; do
+    [[ "$kv" == default || -z "$kv" ]] && continue
+    [[ "$kv" == *=* ]] || die "${opt} '${spec}': '${kv}' is not key=value"
+    [[ " $* " == *" ${kv%%=*} "* ]] || die "${opt} '${spec}': unknown key '${kv%%=*}' ($*)"
+  done
+}
+# spec_arg SPEC KEY DEFAULT: KEY's value in a checked SPEC (the last one given), else DEFAULT.
+spec_arg() {
+  local kv v=$3
+  local -a kvs
+  IFS=, read -ra kvs <<<"$1"
+  for kv in "${kvs[@]}"; do [[ "$kv" == "$2"=* ]] && v=${kv#*=}; done
+  printf '%s' "$v"
+}
+for entry in "${nvme[@]}"; do
+  spec=${entry#*:}
+  if [[ "$entry" == zns:* ]]; then
+    spec_check --zns "$spec" zone_size zone_capacity max_open max_active size lbs
+    continue
+  fi
+  spec_check --nvme "$spec" size lbs ocp fdp
+  [[ "$(spec_arg "$spec" size 1G)" =~ ^[1-9][0-9]*[KMG]?$ ]] ||
+    die "--nvme '${spec}': size takes a whole number of bytes with an optional K, M or G (e.g. 512M)"
+  [[ "$(spec_arg "$spec" lbs 4096)" =~ ^(512|4096)$ ]] || die "--nvme '${spec}': lbs takes 512 or 4096"
+  for k in ocp fdp; do
+    [[ "$(spec_arg "$spec" "$k" on)" =~ ^(on|off)$ ]] || die "--nvme '${spec}': ${k} takes on or off"
+  done
+done
+
 command -v qemu-system-x86_64 >/dev/null 2>&1 ||
   die "qemu-system-x86_64 not found (Debian package: qemu-system-x86)"
 command -v timeout >/dev/null 2>&1 || die "timeout not found (Debian package: coreutils)"
+# -L directories: see ZNS_QEMU_DATADIR above
+datadirs=()
+if [[ -n "${ZNS_QEMU_DATADIR:-}" ]]; then
+  IFS=: read -ra datadirs <<<"$ZNS_QEMU_DATADIR"
+else
+  prefix=$(dirname "$(dirname "$(readlink -f "$(command -v qemu-system-x86_64)")")")
+  if [[ "$prefix" != /usr && "$prefix" != /usr/local && -d "$prefix/share/qemu" ]]; then
+    datadirs=("$prefix/share/qemu")
+    [[ -d "$prefix/share/seabios" ]] && datadirs+=("$prefix/share/seabios")
+  fi
+fi
+for d in "${datadirs[@]}"; do [[ -d "$d" ]] || die "ZNS_QEMU_DATADIR: ${d} is not a directory"; done
+# what --nvme asks of QEMU: its OCP log and FDP (10.0 has both, 7.2 neither)
+need_ocp=0 need_fdp=0
+for entry in "${nvme[@]}"; do
+  [[ "$entry" == nvme:* ]] || continue
+  [[ $(spec_arg "${entry#*:}" ocp on) == on ]] && need_ocp=1
+  [[ $(spec_arg "${entry#*:}" fdp off) == on ]] && need_fdp=1
+done
+qemu_lacks() {
+  die "--nvme with $1=on: $(qemu-system-x86_64 --version | head -n 1) does not emulate $2 (QEMU 10 does:" \
+    "hack/install-deps.sh installs versions.mk's QEMU_VERSION from bookworm-backports); or give $1=off"
+}
+if ((need_ocp)) && ! grep -q '^ *ocp=' <<<"$(qemu-system-x86_64 -device nvme,help 2>&1)"; then
+  qemu_lacks ocp "the OCP SMART extended log"
+fi
+if ((need_fdp)) && ! grep -q '^ *fdp=' <<<"$(qemu-system-x86_64 -device nvme-subsys,help 2>&1)"; then
+  qemu_lacks fdp "Flexible Data Placement"
+fi
 
 if [[ -z "$guest_dir" ]]; then
   guest_dir=$("$script_dir/build-guest.sh") || die "the guest could not be built (see above)"
@@ -143,6 +227,7 @@ qemu=(qemu-system-x86_64 -accel "$accel" -M q35 -cpu max -smp "$smp" -m "$mem"
   -append "console=ttyS0 panic=-1 quiet loglevel=4 rdinit=/init mitigations=off cryptomgr.notests no_timer_check${append:+ $append}"
   -virtfs "local,path=$guest_dir/sysroot,mount_tag=znsroot,security_model=none,readonly=on,multidevs=remap"
   -virtfs "local,path=$ctl,mount_tag=znsctl,security_model=none,multidevs=remap")
+for d in "${datadirs[@]}"; do qemu+=(-L "$d"); done
 if [[ -n "$share" ]]; then
   qemu+=(-virtfs "local,path=$share,mount_tag=host0,security_model=none,multidevs=remap")
 fi
@@ -158,32 +243,34 @@ if ((${#hostfwd[@]})); then
   qemu+=(-netdev "$netdev" -device virtio-net-pci,netdev=net0,romfile=)
 fi
 
-# zns_arg SPEC KEY DEFAULT: KEY's value in SPEC, else DEFAULT.
-zns_arg() {
-  local kv v=$3
-  IFS=, read -ra kvs <<<"$1"
-  for kv in "${kvs[@]}"; do
-    [[ "$kv" == default || -z "$kv" ]] && continue
-    [[ "$kv" == *=* ]] || die "--zns '$1': '${kv}' is not key=value"
-    case ${kv%%=*} in zone_size | zone_capacity | max_open | max_active | size | lbs) ;;
-      *) die "--zns '$1': unknown key '${kv%%=*}' (zone_size zone_capacity max_open max_active size lbs)" ;;
-    esac
-    [[ "${kv%%=*}" == "$2" ]] && v=${kv#*=}
-  done
-  printf '%s' "$v"
-}
 i=0
-for spec in "${zns[@]}"; do
-  img="$tmp/zns$i.img"
-  size=$(zns_arg "$spec" size 2560M)
-  lbs=$(zns_arg "$spec" lbs 4096)
-  truncate -s "$size" "$img" || die "--zns '${spec}': cannot create a ${size} image"
-  qemu+=(-device "nvme,serial=zns$i,id=nvme$i"
-    -drive "file=$img,id=zns$i,format=raw,if=none"
-    -device "nvme-ns,drive=zns$i,bus=nvme$i,nsid=1,logical_block_size=$lbs,physical_block_size=$lbs,zoned=true,zoned.zone_size=$(zns_arg "$spec" zone_size 64M),zoned.zone_capacity=$(zns_arg "$spec" zone_capacity 60M),zoned.max_open=$(zns_arg "$spec" max_open 14),zoned.max_active=$(zns_arg "$spec" max_active 14)")
+for entry in "${nvme[@]}"; do
+  spec=${entry#*:} img="$tmp/nvme$i.img"
+  size=$(spec_arg "$spec" size 2560M)
+  [[ "$entry" == nvme:* ]] && size=$(spec_arg "$spec" size 1G)
+  lbs=$(spec_arg "$spec" lbs 4096)
+  truncate -s "$size" "$img" || die "--${entry%%:*} '${spec}': cannot create a ${size} image"
+  if [[ "$entry" == zns:* ]]; then
+    qemu+=(-device "nvme,serial=zns$i,id=nvme$i"
+      -drive "file=$img,id=zns$i,format=raw,if=none"
+      -device "nvme-ns,drive=zns$i,bus=nvme$i,nsid=1,logical_block_size=$lbs,physical_block_size=$lbs,zoned=true,zoned.zone_size=$(spec_arg "$spec" zone_size 64M),zoned.zone_capacity=$(spec_arg "$spec" zone_capacity 60M),zoned.max_open=$(spec_arg "$spec" max_open 14),zoned.max_active=$(spec_arg "$spec" max_active 14)")
+  else
+    ctrl="nvme,id=nvme$i"
+    # named only when on: QEMU < 9 has no such property
+    [[ $(spec_arg "$spec" ocp on) == on ]] && ctrl+=",ocp=on"
+    ns="nvme-ns,drive=nvmeimg$i,bus=nvme$i,nsid=1,logical_block_size=$lbs,physical_block_size=$lbs"
+    if [[ $(spec_arg "$spec" fdp off) == on ]]; then
+      # FDP lives in an NVM subsystem's endurance group (QEMU has one, id 1)
+      qemu+=(-device "nvme-subsys,id=subsys$i,nqn=zns-fdp$i,fdp=on,fdp.runs=96M,fdp.nrg=1,fdp.nruh=8")
+      ctrl+=",serial=fdp$i,subsys=subsys$i" ns+=",fdp.ruhs=0-7"
+    else
+      ctrl+=",serial=conv$i"
+    fi
+    qemu+=(-device "$ctrl" -drive "file=$img,id=nvmeimg$i,format=raw,if=none" -device "$ns")
+  fi
   i=$((i + 1))
 done
-n_zns=$i
+n_nvme=$i
 i=0
 for d in "${disks[@]}"; do
   f=${d%,snapshot} opts=""
@@ -206,7 +293,7 @@ fi
   echo 'ctl=/run/zns'
   echo 'cut -d" " -f1 /proc/uptime >"$ctl/boot-seconds"'
   echo 'fail() { echo "qemu-guest: $*" >>"$ctl/output"; echo "$*" >"$ctl/setup-error"; dmesg >"$ctl/dmesg" 2>&1; exit 0; }'
-  printf 'share=%q n_zns=%d n_disks=%d workdir=%q userland=%d network=%d\n' "$share" "$n_zns" "$n_disks" "$workdir" "$userland" "${#hostfwd[@]}"
+  printf 'share=%q n_nvme=%d n_disks=%d workdir=%q userland=%d network=%d\n' "$share" "$n_nvme" "$n_disks" "$workdir" "$userland" "${#hostfwd[@]}"
   cat <<'EOF'
 if [[ -n "$share" ]]; then
   mkdir -p "$share" || fail "cannot create ${share}"
@@ -216,10 +303,18 @@ if [[ -n "$share" ]]; then
   mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000,cache=loose host0 "$share" || fail "cannot mount ${share} (9p tag host0)"
   [[ "$share" == /host ]] || ln -s "$share" /host
 fi
-if ((n_zns > 0)); then
+if ((n_nvme > 0)); then
   # nvme-core finds its CRC helpers by algorithm name, not through modules.dep
-  modprobe -a crc64_rocksoft_generic crct10dif_generic nvme || fail "cannot load nvme"
-  for ((i = 0; i < n_zns; i++)); do
+  modprobe -a crc64_rocksoft_generic crct10dif_generic || fail "cannot load the CRC helpers of nvme"
+  # QEMU 10 (not 7.2) sets CMIC bit 1 (more than one controller may reach the subsystem), for which a kernel with
+  # NVMe multipath makes nvme<N>n1 a bio-based head device: no I/O scheduler (ZenFS needs mq-deadline),
+  # no zone open/active limits and, on 6.1, no I/O statistics; the real disk is the hidden path device
+  # nvme<N>c<N>n1. Without multipath the namespace is a plain disk, as a single-ported drive's is.
+  modprobe nvme_core multipath=N || fail "cannot load nvme_core with multipath=N"
+  modprobe nvme || fail "cannot load nvme"
+  # one namespace per controller, each controller in its own subsystem: the kernel names them
+  # nvme<N>n1 with N the controller's instance, given in PCI order, the order of the options
+  for ((i = 0; i < n_nvme; i++)); do
     for ((w = 0; w < 200; w++)); do [[ -e /sys/block/nvme${i}n1 && -e /dev/nvme${i}n1 ]] && break; sleep 0.05; done
     [[ -e /dev/nvme${i}n1 ]] || fail "nvme${i}n1 did not appear"
   done

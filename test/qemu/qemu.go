@@ -45,6 +45,11 @@ type Options struct {
 	// ZNS lists emulated NVMe ZNS namespaces to attach: "default" or
 	// key=value pairs (see hack/qemu/run.sh). The first is nvme0n1.
 	ZNS []string
+	// NVMe lists conventional emulated NVMe namespaces to attach, each on
+	// a controller of its own: "default" or key=value pairs over size=1G,
+	// lbs=4096,ocp=on,fdp=off (see hack/qemu/run.sh). They come after the
+	// ZNS ones: with one ZNS namespace, the first here is nvme1n1.
+	NVMe []string
 	// Disks lists files attached as virtio disks, /dev/vda onwards: "FILE",
 	// or "FILE,snapshot" to drop the guest's writes.
 	Disks []string
@@ -119,6 +124,33 @@ func lastLine(s string) string {
 	return strings.TrimPrefix(s, "build-guest: MISSING: ")
 }
 
+// NVMeLogsSupported says whether the qemu-system-x86_64 on PATH emulates
+// what hack/qemu/run.sh --nvme asks for by default and with fdp=on: the OCP
+// SMART extended log and Flexible Data Placement (QEMU 10 has both, Debian
+// bookworm's 7.2 neither).
+// It returns nil, or why not.
+func NVMeLogsSupported() error {
+	for _, probe := range []struct{ device, prop, what string }{
+		{"nvme", "ocp=", "the OCP SMART extended log"},
+		{"nvme-subsys", "fdp=", "Flexible Data Placement"},
+	} {
+		out, err := exec.Command("qemu-system-x86_64", "-device", probe.device+",help").CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("qemu-system-x86_64 -device %s,help: %v", probe.device, err)
+		}
+		found := false
+		for _, l := range strings.Split(string(out), "\n") {
+			found = found || strings.HasPrefix(strings.TrimSpace(l), probe.prop)
+		}
+		if !found {
+			v, _ := exec.Command("qemu-system-x86_64", "--version").Output()
+			return fmt.Errorf("%s does not emulate %s: hack/install-deps.sh installs versions.mk's QEMU_VERSION",
+				strings.SplitN(strings.TrimSpace(string(v)), "\n", 2)[0], probe.what)
+		}
+	}
+	return nil
+}
+
 // RepoRoot is the directory of the project's go.mod, found upward from the
 // working directory (go test runs in the package's directory).
 func RepoRoot() (string, error) {
@@ -189,6 +221,9 @@ func Args(guestDir string, opts Options, cmd ...string) ([]string, error) {
 	}
 	for _, z := range opts.ZNS {
 		args = append(args, "--zns", z)
+	}
+	for _, n := range opts.NVMe {
+		args = append(args, "--nvme", n)
 	}
 	for _, d := range opts.Disks {
 		args = append(args, "--disk", d)

@@ -57,6 +57,8 @@ func TestNullblkScriptRefusesBadArguments(t *testing.T) {
 		{[]string{"create", "--size", "128", "--conv-zones", "2"}, 1, "--conv-zones 2 leaves no sequential zone"},
 		{[]string{"create", "--max-open", "8", "--max-active", "4"}, 1, "--max-open 8 exceeds --max-active 4"},
 		{[]string{"create", "--conventional", "--zone-size", "64"}, 1, "drop --zone-size"},
+		{[]string{"create", "--discard", "--memory-backed"}, 1, "--discard needs --conventional and --memory-backed"},
+		{[]string{"create", "--conventional", "--discard"}, 1, "--discard needs --conventional and --memory-backed"},
 		{[]string{"create", "--blocksize", "1024"}, 1, "--blocksize must be 512 or 4096"},
 		{[]string{"create", "--count", "0"}, 1, "--count must be at least 1"},
 		{[]string{"create", "--size", "-5"}, 1, "--size needs a whole number, got '-5'"},
@@ -112,6 +114,16 @@ func TestRunShRefusesBadOptions(t *testing.T) {
 		{[]string{"--guest-dir", g, "--disk", "/nonexistent/zns.img", "--", "true"}, "is not a readable file"},
 		{[]string{"--guest-dir", g, "--disk", "a,b.img,snapshot", "--", "true"}, "a file name without commas"},
 		{[]string{"--guest-dir", g, "--disk", "", "--", "true"}, "--disk needs FILE"},
+		{[]string{"--guest-dir", g, "--nvme", "size=1G,colour=red", "--", "true"}, "--nvme 'size=1G,colour=red': unknown key 'colour'"},
+		{[]string{"--guest-dir", g, "--nvme", "ocp", "--", "true"}, "'ocp' is not key=value"},
+		{[]string{"--guest-dir", g, "--nvme", "zone_size=64M", "--", "true"}, "unknown key 'zone_size' (size lbs ocp fdp)"},
+		{[]string{"--guest-dir", g, "--nvme", "ocp=yes", "--", "true"}, "ocp takes on or off"},
+		{[]string{"--guest-dir", g, "--nvme", "fdp=1", "--", "true"}, "fdp takes on or off"},
+		{[]string{"--guest-dir", g, "--nvme", "lbs=1024", "--", "true"}, "lbs takes 512 or 4096"},
+		{[]string{"--guest-dir", g, "--nvme", "size=lots", "--", "true"}, "size takes a whole number of bytes"},
+		{[]string{"--guest-dir", g, "--nvme", "size=", "--", "true"}, "size takes a whole number of bytes"},
+		{[]string{"--guest-dir", g, "--nvme", "", "--", "true"}, "--nvme needs a spec"},
+		{[]string{"--guest-dir", g, "--zns", "default", "--nvme", "fdp=on", "--zns", "lbs", "--", "true"}, "--zns 'lbs': 'lbs' is not key=value"},
 	} {
 		code, stderr := runScript(t, "hack/qemu/run.sh", tc.args...)
 		if code != ExitNoRun || !strings.Contains(stderr, tc.says) {
@@ -119,18 +131,28 @@ func TestRunShRefusesBadOptions(t *testing.T) {
 				strings.Join(tc.args, " "), code, stderr, ExitNoRun, tc.says)
 		}
 	}
+	// a QEMU without the OCP log or FDP (Debian bookworm's 7.2) is refused before the boot, with what to do
+	if err := NVMeLogsSupported(); err != nil {
+		t.Logf("this QEMU: %v", err)
+		for _, spec := range []string{"default", "ocp=off,fdp=on"} {
+			code, stderr := runScript(t, "hack/qemu/run.sh", "--guest-dir", g, "--nvme", spec, "--", "true")
+			if code != ExitNoRun || !strings.Contains(stderr, "does not emulate") || !strings.Contains(stderr, "QEMU_VERSION") {
+				t.Errorf("run.sh --nvme %s on a QEMU without OCP or FDP: exit %d, stderr %q", spec, code, stderr)
+			}
+		}
+	}
 }
 
 func TestArgs(t *testing.T) {
 	got, err := Args("/cache/guest", Options{
-		Share: "/tmp/s", NullBlk: []string{"--size 512"}, ZNS: []string{"default", "zone_size=32M"},
+		Share: "/tmp/s", NullBlk: []string{"--size 512"}, ZNS: []string{"default", "zone_size=32M"}, NVMe: []string{"fdp=on"},
 		Disks: []string{"/tmp/d.img,snapshot"}, Env: []string{"A=1"}, MemoryMiB: 2048, Timeout: 90 * time.Second,
 	}, "sh", "-c", "echo hi")
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []string{filepath.Join(repoRoot(t), "hack/qemu/run.sh"), "--guest-dir", "/cache/guest", "--timeout", "90",
-		"--share", "/tmp/s", "--nullblk", "--size 512", "--zns", "default", "--zns", "zone_size=32M",
+		"--share", "/tmp/s", "--nullblk", "--size 512", "--zns", "default", "--zns", "zone_size=32M", "--nvme", "fdp=on",
 		"--disk", "/tmp/d.img,snapshot", "--env", "A=1", "--mem", "2048", "--", "sh", "-c", "echo hi"}
 	if !slices.Equal(got, want) {
 		t.Errorf("Args =\n%q\nwant\n%q", got, want)

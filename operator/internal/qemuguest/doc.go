@@ -1,7 +1,8 @@
 // Package qemuguest checks the operator's zoned-device code against real
 // zoned block devices inside the QEMU test guest (hack/qemu, test/qemu): the
 // null_blk script, zoned-device inspection and judgement, zone reports, the
-// znsdb helper's preflight, and zoned fio runs parsed by package fio.
+// znsdb helper's preflight, zoned fio runs parsed by package fio, and block
+// traces captured by package blocktrace.
 //
 // It lives under operator/ because it imports operator/internal packages.
 // The in-guest checks (guest_test.go) build only with the zns_guest tag:

@@ -6,4 +6,6 @@ const (
 	envCapture = "ZNS_CAPTURE_DIR" // where real outputs are saved for testdata
 	envZnsdb   = "ZNS_ZNSDB"       // the znsdb binary
 	envZbdTest = "ZNS_ZBD_TEST"    // the zbd package's test binary
+	// envZnsbench is the znsbench binary (its drive sidecar).
+	envZnsbench = "ZNS_ZNSBENCH"
 )

@@ -25,7 +25,7 @@ import (
 )
 
 // updateEnv, set to 1, copies what the guest run captured into testdata/
-// here and into operator/internal/fio/testdata.
+// here, operator/internal/fio/testdata and operator/internal/nvmelog/testdata.
 const updateEnv = "ZNS_QEMU_UPDATE_TESTDATA"
 
 // guestToRecorded pairs each guest device with the hand-written tree in
@@ -86,12 +86,20 @@ func TestGuestSuite(t *testing.T) {
 	}
 	build("test", "-c", "-tags", "zns_guest", "-o", share+"/", "./operator/internal/qemuguest", "./operator/internal/zbd")
 	build("build", "-o", share+"/znsdb", "./operator/cmd/znsdb")
+	build("build", "-o", share+"/znsbench", "./operator/cmd/znsbench")
 	t.Logf("built the guest's binaries in %.1fs", time.Since(start).Seconds())
 
 	captureDir := filepath.Join(share, "capture")
 	guestArgs := "-test.v=test2json -test.timeout=5m"
 	if run := os.Getenv("ZNS_QEMU_GUEST_RUN"); run != "" {
 		guestArgs += " -test.run '" + strings.ReplaceAll(run, "'", "") + "'"
+	}
+	// nvme1n1 with the OCP log, nvme2n1 under FDP (nvmelog_test.go); an older QEMU boots without them
+	nvmeSpecs := []string{"default", "fdp=on"}
+	nvmeLogsErr := qemu.NVMeLogsSupported()
+	if nvmeLogsErr != nil {
+		nvmeSpecs = nil
+		guestArgs += " -test.skip '^TestNVMeLog'"
 	}
 	// This boot also checks qemu.Run: the exit of 3 after the tests proves
 	// run.sh hands back the command's own status (the tests' status travels
@@ -112,11 +120,12 @@ func TestGuestSuite(t *testing.T) {
 	out, code := qemu.Run(t, qemu.Options{
 		Share: share,
 		ZNS:   []string{"default"},
+		NVMe:  nvmeSpecs,
 		Disks: []string{kept, dropped + ",snapshot"},
 		// made by run.sh before the tests; TestRunShNullblkOption checks it
 		NullBlk: []string{"--first 7 --size 512 --zone-size 16 --max-active 6"},
 		Env: []string{envCapture + "=" + captureDir, envZnsdb + "=" + share + "/znsdb",
-			envZbdTest + "=" + share + "/zbd.test"},
+			envZbdTest + "=" + share + "/zbd.test", envZnsbench + "=" + share + "/znsbench"},
 		Timeout: 10 * time.Minute,
 	}, "sh", "-c", "for d in /dev/vda /dev/vdb; do printf "+marker+" | dd of=$d conv=fsync 2>/dev/null || echo cannot write $d; done; "+
 		"./qemuguest.test "+guestArgs+"; echo guest-suite-exit=$?; echo to-stderr >&2; exit 3")
@@ -138,6 +147,14 @@ func TestGuestSuite(t *testing.T) {
 	}
 
 	failed := mirror(t, goBin, out)
+	if nvmeLogsErr != nil {
+		t.Run("TestNVMeLog", func(t *testing.T) {
+			if os.Getenv(qemu.RequireEnv) == "1" {
+				t.Fatalf("the NVMe log tests need a newer QEMU (%s=1): %v", qemu.RequireEnv, nvmeLogsErr)
+			}
+			t.Skip("the NVMe log tests: " + nvmeLogsErr.Error())
+		})
+	}
 	if m[1] != "0" && !failed {
 		t.Errorf("the guest test binary exited %s without a failed test:\n%s", m[1], out)
 	}
@@ -148,8 +165,11 @@ func TestGuestSuite(t *testing.T) {
 	t.Run("captured", func(t *testing.T) {
 		checkTrees(t, filepath.Join(captureDir, "sys/block"))
 		checkFioCaptures(t, filepath.Join(captureDir, "fio"))
+		if nvmeLogsErr == nil {
+			checkNVMeLogCaptures(t, filepath.Join(captureDir, "nvmelog"))
+		}
 		if os.Getenv(updateEnv) == "1" && !t.Failed() {
-			updateTestdata(t, root, captureDir)
+			updateTestdata(t, root, captureDir, nvmeLogsErr == nil)
 		}
 	})
 }
@@ -345,9 +365,24 @@ func checkFioCaptures(t *testing.T, dir string) {
 	}
 }
 
-// updateTestdata replaces the recorded trees here and the fio captures in
-// operator/internal/fio/testdata with this run's.
-func updateTestdata(t *testing.T, root, captureDir string) {
+// checkNVMeLogCaptures: each case of TestNVMeLogWrites saved its log pages and block-layer counters before
+// and after its write, the files operator/internal/nvmelog's tests read.
+func checkNVMeLogCaptures(t *testing.T, dir string) {
+	t.Helper()
+	for _, c := range []string{"zns", "conv-ocp", "fdp"} {
+		for _, f := range []string{"info.txt", "before/smart.bin", "before/id-ctrl.bin", "before/stat", "after/smart.bin", "after/stat"} {
+			b, err := os.ReadFile(filepath.Join(dir, c, f))
+			if err != nil || len(b) == 0 {
+				t.Errorf("nvmelog capture %s/%s: %v (%d bytes)", c, f, err, len(b))
+			}
+		}
+	}
+}
+
+// updateTestdata replaces the recorded trees here, the fio captures in
+// operator/internal/fio/testdata and the NVMe log pages in
+// operator/internal/nvmelog/testdata with this run's.
+func updateTestdata(t *testing.T, root, captureDir string, nvmeLogs bool) {
 	t.Helper()
 	sysDst := filepath.Join(root, "operator/internal/qemuguest/testdata/sys")
 	if err := os.RemoveAll(sysDst); err != nil {
@@ -355,6 +390,13 @@ func updateTestdata(t *testing.T, root, captureDir string) {
 	}
 	copyTree(t, filepath.Join(captureDir, "sys"), sysDst)
 	copyTree(t, filepath.Join(captureDir, "fio"), filepath.Join(root, "operator/internal/fio/testdata"))
+	if nvmeLogs {
+		copyTree(t, filepath.Join(captureDir, "nvmelog"), filepath.Join(root, "operator/internal/nvmelog/testdata"))
+	}
+	copyTree(t, filepath.Join(captureDir, "blocktrace"), filepath.Join(root, "operator/internal/blocktrace/testdata"))
+	if nvmeLogs {
+		copyTree(t, filepath.Join(captureDir, "drive"), filepath.Join(root, "operator/internal/drivereport/testdata"))
+	}
 	for _, f := range []string{"guest-info.txt"} {
 		copyTree(t, filepath.Join(captureDir, f), filepath.Join(root, "operator/internal/qemuguest/testdata", f))
 	}
