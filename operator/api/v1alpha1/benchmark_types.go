@@ -7,7 +7,7 @@ import (
 )
 
 // BenchmarkPhase is where a Benchmark is in the methodology.
-// +kubebuilder:validation:Enum=Pending;WaitingForTargets;Preconditioning;Preparing;Verifying;Running;Completed;Failed
+// +kubebuilder:validation:Enum=Pending;WaitingForTargets;Preconditioning;Preparing;Verifying;SteadyState;Running;Completed;Failed
 type BenchmarkPhase string
 
 const (
@@ -16,9 +16,11 @@ const (
 	BenchmarkPreconditioning   BenchmarkPhase = "Preconditioning"
 	BenchmarkPreparing         BenchmarkPhase = "Preparing"
 	BenchmarkVerifying         BenchmarkPhase = "Verifying"
-	BenchmarkRunning           BenchmarkPhase = "Running"
-	BenchmarkCompleted         BenchmarkPhase = "Completed"
-	BenchmarkFailed            BenchmarkPhase = "Failed"
+	// BenchmarkSteadyState runs the write-only rounds until the conventional targets settle (spec.steadyState).
+	BenchmarkSteadyState BenchmarkPhase = "SteadyState"
+	BenchmarkRunning     BenchmarkPhase = "Running"
+	BenchmarkCompleted   BenchmarkPhase = "Completed"
+	BenchmarkFailed      BenchmarkPhase = "Failed"
 )
 
 // Benchmark runs sysbench against one or more ZNSDatabases at once, following the seed methodology: prepare
@@ -158,6 +160,19 @@ type BenchmarkSpec struct {
 	// preconditioned: a ZNS drive has no garbage collection to age.
 	// +optional
 	Precondition *PreconditionSpec `json:"precondition,omitempty"`
+
+	// SteadyState runs a write-only phase on the conventional targets after the prepare and before the runs, in
+	// rounds, until each one's TPS settles by the SNIA PTS rule or a round limit is reached, as the methodology
+	// demands of a conventional baseline. Without it, a conventional target's results are marked "not in steady
+	// state".
+	// +optional
+	SteadyState *SteadyStateSpec `json:"steadyState,omitempty"`
+
+	// Drive reads the drive's half of write amplification around each phase that writes: the NVMe drive's own
+	// counters (measured) and a model of a conventional SSD's garbage collection fed with the device's block
+	// trace (modelled). Off when unset; it needs a sidecar with CAP_SYS_ADMIN (docs/write-amplification.md).
+	// +optional
+	Drive *DriveSpec `json:"drive,omitempty"`
 
 	// StartDelaySeconds is how far in the future the common start of a run is set when its Jobs are created, so
 	// that every target's pod is running when it comes. Default: 20.
@@ -338,7 +353,8 @@ type TargetStatus struct {
 	Engine string `json:"engine,omitempty"`
 	// +optional
 	Storage string `json:"storage,omitempty"`
-	// Filesystem is a zoned target's file system on its device (zenfs, btrfs or f2fs), for the same table.
+	// Filesystem is the file system on the target's device (zenfs, btrfs or f2fs in zoned mode; ext4 or xfs on a
+	// storage.device), for the same table; empty for a volume.
 	// +optional
 	Filesystem string `json:"filesystem,omitempty"`
 	// ProfileSwitched records that the benchmark set the database's profile to bulkload and owes it the switch
@@ -351,6 +367,15 @@ type TargetStatus struct {
 	// PreconditionWrittenBytes is what fio wrote to precondition the target's volume.
 	// +optional
 	PreconditionWrittenBytes int64 `json:"preconditionWrittenBytes,omitempty"`
+	// PreconditionDrive is what the drive wrote while the volume was preconditioned (spec.drive).
+	// +optional
+	PreconditionDrive *DriveFigures `json:"preconditionDrive,omitempty"`
+	// PrepareDrive is what the drive wrote while the tables were loaded (spec.drive).
+	// +optional
+	PrepareDrive *DriveFigures `json:"prepareDrive,omitempty"`
+	// SteadyState is what the write-only phase found (spec.steadyState).
+	// +optional
+	SteadyState *SteadyStateStatus `json:"steadyState,omitempty"`
 	// Rows found by the verification after prepare.
 	// +optional
 	Rows int64 `json:"rows,omitempty"`
@@ -366,6 +391,13 @@ type TargetStatus struct {
 	// Mean is the mean over the iterations; with a thread sweep, over those at its last thread count.
 	// +optional
 	Mean *RunFigures `json:"mean,omitempty"`
+	// DriveMean is the mean of the runs' drive figures (spec.drive): measured counters when every run has them,
+	// and each modelled over-provisioning factor that every run has.
+	// +optional
+	DriveMean *DriveFigures `json:"driveMean,omitempty"`
+	// Capacity is how much of the target's device its stack leaves usable.
+	// +optional
+	Capacity *TargetCapacity `json:"capacity,omitempty"`
 	// VsBaseline compares Mean with the baseline target's.
 	// +optional
 	VsBaseline *Ratios `json:"vsBaseline,omitempty"`
@@ -390,6 +422,9 @@ type IterationResult struct {
 	// DataBytes is the database's data on disk right after the run (see DataSize).
 	// +optional
 	DataBytes int64 `json:"dataBytes,omitempty"`
+	// Drive is what the drive under the target wrote during the run (spec.drive).
+	// +optional
+	Drive *DriveFigures `json:"drive,omitempty"`
 	// SeriesConfigMap holds the per-interval series of this run (kubectl get configmap NAME -o yaml).
 	// +optional
 	SeriesConfigMap string `json:"seriesConfigMap,omitempty"`

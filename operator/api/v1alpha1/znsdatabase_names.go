@@ -82,7 +82,19 @@ func (db *ZNSDatabase) IsZoned() bool {
 	return db.Spec.Storage.ZonedDevice != nil || db.Spec.Storage.ZonedClaim != nil
 }
 
-// ZonedFilesystem is the file system on the zoned device ("" for a conventional volume).
+// HasBlockDevice reports whether the database has a whole block device of its own, reached through a Block
+// claim: a zoned one (zonedDevice, zonedClaim) or a conventional one (device). Such a device is judged by a
+// preflight Job before anything can write to it, and never given to two databases.
+func (db *ZNSDatabase) HasBlockDevice() bool { return db.IsZoned() || db.Spec.Storage.Device != nil }
+
+// MountsFormattedFilesystem reports whether the datadir is a file system that the operator's format Job made on
+// the device and the kubelet mounts (a zoned btrfs or f2fs, or storage.device's ext4 or xfs), rather than ZenFS
+// (the device raw in the pod) or a provisioned volume (the kubelet makes its file system).
+func (db *ZNSDatabase) MountsFormattedFilesystem() bool {
+	return db.HasZonedFilesystem() || db.Spec.Storage.Device != nil
+}
+
+// ZonedFilesystem is the file system on the zoned device ("" for a conventional device or volume).
 func (db *ZNSDatabase) ZonedFilesystem() ZonedFilesystem {
 	var fs ZonedFilesystem
 	switch {
@@ -99,22 +111,52 @@ func (db *ZNSDatabase) ZonedFilesystem() ZonedFilesystem {
 	return fs
 }
 
+// FormattedFilesystem is the file system the format Job makes (btrfs, f2fs, ext4 or xfs), "" when there is
+// none (ZenFS, a volume).
+func (db *ZNSDatabase) FormattedFilesystem() string {
+	if src := db.Spec.Storage.Device; src != nil {
+		if src.Filesystem == "" {
+			return string(FilesystemExt4)
+		}
+		return string(src.Filesystem)
+	}
+	if db.HasZonedFilesystem() {
+		return string(db.ZonedFilesystem())
+	}
+	return ""
+}
+
 // UsesZenFS reports whether mysqld opens the zoned device raw, through ZenFS.
 func (db *ZNSDatabase) UsesZenFS() bool { return db.ZonedFilesystem() == FilesystemZenFS }
 
 // HasZonedFilesystem reports whether the data is on a zoned btrfs or f2fs, which the kubelet mounts.
 func (db *ZNSDatabase) HasZonedFilesystem() bool { return db.IsZoned() && !db.UsesZenFS() }
 
-// FormatJobName is the Job that makes a zoned btrfs or f2fs.
+// DevicePrecondition is storage.device's precondition, nil when there is none (and always for zoned storage,
+// which is never preconditioned).
+func (db *ZNSDatabase) DevicePrecondition() *DevicePreconditionSpec {
+	if src := db.Spec.Storage.Device; src != nil {
+		return src.Precondition
+	}
+	return nil
+}
+
+// FormatJobName is the Job that makes the file system of MountsFormattedFilesystem.
 func (db *ZNSDatabase) FormatJobName() string { return db.Name + "-format" }
 
-// FilesystemClaimName is the Filesystem-mode claim of a zoned btrfs or f2fs, bound to FilesystemPVName.
-func (db *ZNSDatabase) FilesystemClaimName() string { return db.Name + "-zonedfs" }
+// FilesystemClaimName is the Filesystem-mode claim of MountsFormattedFilesystem, bound to FilesystemPVName.
+func (db *ZNSDatabase) FilesystemClaimName() string {
+	if db.Spec.Storage.Device != nil {
+		return db.Name + "-fs"
+	}
+	return db.Name + "-zonedfs"
+}
 
-// FilesystemPVName is the local Filesystem-mode PersistentVolume over the device once it holds btrfs or f2fs.
+// FilesystemPVName is the local Filesystem-mode PersistentVolume over the device once the format Job made its
+// file system.
 func FilesystemPVName(node, device string) string { return DevicePVName(node, device) + "-fs" }
 
-// ZonedDeviceName is the kernel name of the zoned device, "" for a conventional volume.
+// ZonedDeviceName is the kernel name of the zoned device, "" for a conventional device or volume.
 func (db *ZNSDatabase) ZonedDeviceName() string {
 	switch {
 	case db.Spec.Storage.ZonedDevice != nil:
@@ -125,9 +167,29 @@ func (db *ZNSDatabase) ZonedDeviceName() string {
 	return ""
 }
 
-// DevicePath is where the pod sees the zoned device: the host's own path, as ZenFS requires.
+// DeviceName is the kernel name of the database's block device (HasBlockDevice), "" for a volume.
+func (db *ZNSDatabase) DeviceName() string {
+	if src := db.Spec.Storage.Device; src != nil {
+		return src.DeviceName
+	}
+	return db.ZonedDeviceName()
+}
+
+// DeviceNode is the node the spec names the device on (zonedDevice, device); "" for a zonedClaim, whose node
+// comes from its PersistentVolume, and for a volume.
+func (db *ZNSDatabase) DeviceNode() string {
+	switch {
+	case db.Spec.Storage.ZonedDevice != nil:
+		return db.Spec.Storage.ZonedDevice.NodeName
+	case db.Spec.Storage.Device != nil:
+		return db.Spec.Storage.Device.NodeName
+	}
+	return ""
+}
+
+// DevicePath is where the pod sees the device: the host's own path, as ZenFS requires.
 func (db *ZNSDatabase) DevicePath() string {
-	if name := db.ZonedDeviceName(); name != "" {
+	if name := db.DeviceName(); name != "" {
 		return "/dev/" + name
 	}
 	return ""
@@ -160,7 +222,7 @@ func (db *ZNSDatabase) RootSecretName() string {
 	return db.GeneratedSecretName()
 }
 
-// PreflightJobName is the read-only Job that inspects the zoned device before anything may write to it.
+// PreflightJobName is the read-only Job that inspects the device before anything may write to it.
 func (db *ZNSDatabase) PreflightJobName() string { return db.Name + "-preflight" }
 
 // DataClaimTemplateName is the StatefulSet's volume claim template for the datadir; the claim is named
@@ -170,15 +232,19 @@ const DataClaimTemplateName = "data"
 // DataClaimName is the datadir claim the StatefulSet creates.
 func (db *ZNSDatabase) DataClaimName() string { return DataClaimTemplateName + "-" + db.PodName() }
 
-// DeviceClaimName is the Block claim of the zoned device.
+// DeviceClaimName is the Block claim of the database's device (HasBlockDevice): the user's zonedClaim, or the
+// one the operator binds to DevicePVName.
 func (db *ZNSDatabase) DeviceClaimName() string {
-	if db.Spec.Storage.ZonedClaim != nil {
+	switch {
+	case db.Spec.Storage.ZonedClaim != nil:
 		return db.Spec.Storage.ZonedClaim.ClaimName
+	case db.Spec.Storage.Device != nil:
+		return db.Name + "-device"
 	}
 	return db.Name + "-zoned"
 }
 
-// DevicePVName is the local PersistentVolume of a zonedDevice. It is derived from node and device alone, so
+// DevicePVName is the local Block PersistentVolume of a device named by node (zonedDevice, device). It is derived from node and device alone, so
 // two databases claiming the same device collide on it even across namespaces.
 func DevicePVName(node, device string) string {
 	sum := sha256.Sum256([]byte(node + "/" + device))

@@ -104,12 +104,12 @@ type MetricsSpec struct {
 
 // ZNSDatabaseSpec is what the user asks for.
 //
-// +kubebuilder:validation:XValidation:rule="has(self.storage.volume) || ((has(self.storage.zonedDevice) && has(self.storage.zonedDevice.filesystem) && self.storage.zonedDevice.filesystem != 'zenfs') || (has(self.storage.zonedClaim) && has(self.storage.zonedClaim.filesystem) && self.storage.zonedClaim.filesystem != 'zenfs')) || !has(self.engine) || self.engine == 'rocksdb'",message="ZenFS serves only the rocksdb engine (MyRocks); for innodb on a zoned device set filesystem btrfs or f2fs, or use storage.volume"
-// +kubebuilder:validation:XValidation:rule="has(self.storage.volume) || ((has(self.storage.zonedDevice) && has(self.storage.zonedDevice.filesystem) && self.storage.zonedDevice.filesystem != 'zenfs') || (has(self.storage.zonedClaim) && has(self.storage.zonedClaim.filesystem) && self.storage.zonedClaim.filesystem != 'zenfs')) || !has(self.flavor) || self.flavor == 'percona'",message="ZenFS needs flavor percona: only Percona Server's MyRocks is built with ZenFS; for mariadb on a zoned device set filesystem btrfs or f2fs, or use storage.volume"
+// +kubebuilder:validation:XValidation:rule="has(self.storage.volume) || has(self.storage.device) || ((has(self.storage.zonedDevice) && has(self.storage.zonedDevice.filesystem) && self.storage.zonedDevice.filesystem != 'zenfs') || (has(self.storage.zonedClaim) && has(self.storage.zonedClaim.filesystem) && self.storage.zonedClaim.filesystem != 'zenfs')) || !has(self.engine) || self.engine == 'rocksdb'",message="ZenFS serves only the rocksdb engine (MyRocks); for innodb on a zoned device set filesystem btrfs or f2fs, or use storage.volume or storage.device"
+// +kubebuilder:validation:XValidation:rule="has(self.storage.volume) || has(self.storage.device) || ((has(self.storage.zonedDevice) && has(self.storage.zonedDevice.filesystem) && self.storage.zonedDevice.filesystem != 'zenfs') || (has(self.storage.zonedClaim) && has(self.storage.zonedClaim.filesystem) && self.storage.zonedClaim.filesystem != 'zenfs')) || !has(self.flavor) || self.flavor == 'percona'",message="ZenFS needs flavor percona: only Percona Server's MyRocks is built with ZenFS; for mariadb on a zoned device set filesystem btrfs or f2fs, or use storage.volume or storage.device"
 // +kubebuilder:validation:XValidation:rule="!has(self.resources) || !has(self.resources.limits) || !('memory' in self.resources.limits) || (type(self.resources.limits.memory) == int ? self.resources.limits.memory <= 17592186044416 : !(['P', 'Pi', 'E', 'Ei', 'e15', 'e16', 'e17', 'e18', 'E15', 'E16', 'E17', 'E18'].exists(s, self.resources.limits.memory.endsWith(s))) && (size(self.resources.limits.memory) < 15 || !(['0', '1', '2', '3', '4', '5', '6', '7', '8', '9'].exists(d, self.resources.limits.memory.endsWith(d)))))",message="spec.resources.limits.memory must be at most 16Ti: a limit in P, Pi, E or Ei, with an exponent of 15 or more, or of 15 or more digits of bytes, is refused"
 type ZNSDatabaseSpec struct {
-	// Storage is where the data lives: exactly one of zonedDevice, zonedClaim or volume. It cannot be changed
-	// after creation: moving a database to other storage is a new database.
+	// Storage is where the data lives: exactly one of zonedDevice, zonedClaim, device or volume. It cannot be
+	// changed after creation: moving a database to other storage is a new database.
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="storage is immutable"
 	Storage StorageSpec `json:"storage"`
 
@@ -165,14 +165,18 @@ type ZNSDatabaseSpec struct {
 	// +optional
 	Metrics MetricsSpec `json:"metrics,omitempty"`
 
-	// ZenFS controls how the zoned device is formatted. Ignored for storage.volume.
+	// ZenFS controls how the device is formatted: the format policy and the reformat token apply to every device
+	// the operator formats (ZenFS, zoned btrfs and f2fs, and storage.device's ext4 and xfs). Ignored for
+	// storage.volume.
 	// +kubebuilder:default={}
 	// +optional
 	ZenFS ZenFSSpec `json:"zenfs,omitempty"`
 
 	// DataVolume is the filesystem volume for the MySQL datadir (data dictionary, binary logs, RocksDB logs)
 	// and the ZenFS aux directory when the data itself is on a zoned device. Ignored for storage.volume, which
-	// holds the datadir itself. It cannot be changed after creation (StatefulSet claim templates are immutable).
+	// holds the datadir itself, and for the file systems the format Job makes (zoned btrfs and f2fs,
+	// storage.device), which do too. It cannot be changed after creation (StatefulSet claim templates are
+	// immutable).
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="dataVolume is immutable"
 	// +optional
 	DataVolume DataVolumeSpec `json:"dataVolume,omitempty"`
@@ -189,10 +193,12 @@ type ZNSDatabaseSpec struct {
 
 // StorageSpec chooses the storage of a database.
 //
-// +kubebuilder:validation:XValidation:rule="(has(self.zonedDevice) ? 1 : 0) + (has(self.zonedClaim) ? 1 : 0) + (has(self.volume) ? 1 : 0) == 1",message="exactly one of zonedDevice, zonedClaim or volume must be set"
+// +kubebuilder:validation:XValidation:rule="(has(self.zonedDevice) ? 1 : 0) + (has(self.zonedClaim) ? 1 : 0) + (has(self.device) ? 1 : 0) + (has(self.volume) ? 1 : 0) == 1",message="exactly one of zonedDevice, zonedClaim, device or volume must be set"
 type StorageSpec struct {
 	// ZonedDevice is a raw zoned block device on a node. The operator creates a local PersistentVolume in
-	// Block mode pinned to that node and a claim bound to it.
+	// Block mode pinned to that node and a claim bound to it. A zoned device is never preconditioned (it has no
+	// FTL whose garbage collection could be aged, and only zone-aware writes are possible): precondition exists
+	// only under storage.device.
 	// +optional
 	ZonedDevice *ZonedDeviceSource `json:"zonedDevice,omitempty"`
 
@@ -200,7 +206,13 @@ type StorageSpec struct {
 	// +optional
 	ZonedClaim *ZonedClaimSource `json:"zonedClaim,omitempty"`
 
-	// Volume is a conventional filesystem volume (MyRocks or InnoDB on XFS/ext4).
+	// Device is a whole conventional (not zoned) block device on a node: the operator makes ext4 or xfs on it,
+	// after preconditioning the whole device if asked to, and the kubelet mounts it as the datadir.
+	// +optional
+	Device *DeviceSource `json:"device,omitempty"`
+
+	// Volume is a conventional filesystem volume (MyRocks or InnoDB on XFS/ext4), provisioned by a storage
+	// class; the kubelet makes its file system.
 	// +optional
 	Volume *VolumeSource `json:"volume,omitempty"`
 }
@@ -274,10 +286,11 @@ type ZenFSSpec struct {
 	FormatPolicy FormatPolicy `json:"formatPolicy,omitempty"`
 
 	// ReformatToken, when set to a value not applied before, re-formats the device once, DESTROYING ALL DATA
-	// on it; the applied value is recorded (ZenFS: in the aux directory; btrfs and f2fs: hashed in the file
-	// system's label) so that restarts do not format again. Use a fresh value (for example a date) for each
-	// deliberate re-format. For btrfs and f2fs the format Job runs when the database is created: a new token
-	// takes effect when the database is deleted and created again (its data survives a deletion otherwise).
+	// on it; the applied value is recorded (ZenFS: in the aux directory; btrfs, f2fs, ext4 and xfs: hashed in the
+	// file system's label) so that restarts do not format again. Use a fresh value (for example a date) for each
+	// deliberate re-format. It is also the confirmation storage.device.precondition needs. For btrfs, f2fs, ext4
+	// and xfs the format Job runs when the database is created: a new token takes effect when the database is
+	// deleted and created again (its data survives a deletion otherwise).
 	// +kubebuilder:validation:MaxLength=63
 	// +optional
 	ReformatToken string `json:"reformatToken,omitempty"`
@@ -307,7 +320,7 @@ type ZNSDatabaseStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// Storage is a one-word summary: zoned or volume.
+	// Storage is a one-word summary: zoned, device or volume.
 	// +optional
 	Storage string `json:"storage,omitempty"`
 
@@ -323,7 +336,7 @@ type ZNSDatabaseStatus struct {
 	// +optional
 	RootPasswordSecretName string `json:"rootPasswordSecretName,omitempty"`
 
-	// Device is the zoned device as the preflight saw it.
+	// Device is the zoned or conventional device as the preflight saw it.
 	// +optional
 	Device *DeviceStatus `json:"device,omitempty"`
 
@@ -332,11 +345,15 @@ type ZNSDatabaseStatus struct {
 	// +optional
 	ZenFS *ZenFSStatus `json:"zenfs,omitempty"`
 
-	// Filesystem is the zoned btrfs or f2fs on the device as the format Job left it.
+	// Filesystem is the zoned btrfs or f2fs, or the ext4 or xfs of storage.device, as the format Job left it.
 	// +optional
 	Filesystem *FilesystemStatus `json:"filesystem,omitempty"`
 
-	// Conditions: Available (mysqld is ready), DeviceReady (the device passed the preflight; zoned only),
+	// Precondition is what the format Job's preconditioning of storage.device did, or why it did not run.
+	// +optional
+	Precondition *DevicePreconditionStatus `json:"precondition,omitempty"`
+
+	// Conditions: Available (mysqld is ready), DeviceReady (the device passed the preflight; zoned and device),
 	// DeviceWarning (an accepted device has a risk, e.g. few open zones; zoned only), ConfigReady (the
 	// configuration was generated), Progressing.
 	// +listType=map
@@ -345,14 +362,14 @@ type ZNSDatabaseStatus struct {
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
-// FilesystemStatus is a zoned btrfs or f2fs and what the format Job did with the device.
+// FilesystemStatus is the file system the format Job made or found, and what it did with the device.
 type FilesystemStatus struct {
-	// Type is btrfs or f2fs.
+	// Type is btrfs, f2fs, ext4 or xfs.
 	Type string `json:"type"`
 	// UUID of the file system, as blkid reads it.
 	// +optional
 	UUID string `json:"uuid,omitempty"`
-	// Label of the file system; zns-mysql-<hash> records the reformat token it was made with.
+	// Label of the file system; zns-mysql (no token) or zns-<hash> records the reformat token it was made with.
 	// +optional
 	Label string `json:"label,omitempty"`
 	// Action is what the format Job did: format or keep.
@@ -363,7 +380,8 @@ type FilesystemStatus struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-// DeviceStatus describes a zoned block device.
+// DeviceStatus describes the database's block device: a zoned one, or the conventional one of storage.device
+// (model none, no zones).
 type DeviceStatus struct {
 	// Node the device is on.
 	// +optional
