@@ -16,6 +16,8 @@
 #                                           (no registry is reachable)
 #   libseccomp-dev libc6-dev gcc            runc and pause for the offline kind node image (hack/kind)
 #   btrfs-progs f2fs-tools                  zoned btrfs and f2fs, made by znsdb in the QEMU guest (make demo-zoned)
+#   xfsprogs e2fsprogs                      xfs and ext4 on a conventional device (storage.device), made by znsdb
+#                                           in the QEMU guest and on the zoned node
 #   prometheus prometheus-mysqld-exporter   the e2e suite's real Prometheus, and the exporter the entrypoint test
 #                                           logs in with (the images carry the same exporter)
 #
@@ -45,10 +47,10 @@ case "${1:-all}" in
   all)
     packages=(git make gcc ca-certificates mariadb-server mariadb-plugin-rocksdb mariadb-client sysbench fio
       busybox-static cpio kmod xz-utils debootstrap libseccomp-dev libc6-dev util-linux
-      btrfs-progs f2fs-tools prometheus prometheus-mysqld-exporter iptables openssl bc)
+      btrfs-progs f2fs-tools xfsprogs e2fsprogs prometheus prometheus-mysqld-exporter iptables openssl bc)
     ;;
   demo) packages=(git make gcc ca-certificates busybox-static kmod xz-utils debootstrap libseccomp-dev libc6-dev util-linux
-    cpio btrfs-progs f2fs-tools iptables openssl bc) ;;
+    cpio btrfs-progs f2fs-tools xfsprogs e2fsprogs iptables openssl bc) ;;
   *) fail "unknown set '${1}'" "hack/install-deps.sh [all|demo]" ;;
 esac
 read -r -a extra <<<"${ZNS_EXTRA_PACKAGES:-}"

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/zns-mysql/zns-mysql/operator/internal/dbinit"
+	"github.com/zns-mysql/zns-mysql/operator/internal/precondition"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zbd"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zenfs"
 )
@@ -23,6 +24,8 @@ type formatFlags struct {
 	tokenFile       string
 	finishThreshold int
 	zenfsBin        string
+	// plan is the precondition of a conventional device (--precondition).
+	plan precondition.Plan
 }
 
 func formatCmd(ctx context.Context, args []string, d deps) int {
@@ -35,8 +38,17 @@ func formatCmd(ctx context.Context, args []string, d deps) int {
 		"file holding the reformat token (default: the "+tokenEnv+" environment variable)")
 	fs.IntVar(&f.finishThreshold, "finish-threshold", 10, "zenfs mkfs --finish_threshold, in percent")
 	fs.StringVar(&f.zenfsBin, "zenfs", zenfs.DefaultBinary, "zenfs utility")
+	f.plan.RegisterFlags(fs)
 	if code, ok := parseFlags(fs, args, d); !ok {
 		return code
+	}
+	if _, conventional := f.conventionalFS(); conventional {
+		return finish(formatConventional(ctx, f, d), f.terminationLog, d)
+	}
+	if f.plan.Enabled {
+		// Only a conventional device has an FTL to precondition, and only it takes writes anywhere.
+		return finish(dbinit.Report{Error: "--precondition is for a conventional device (--filesystem ext4 or xfs): " +
+			"a zoned device has no FTL to precondition"}, f.terminationLog, d)
 	}
 	if _, zoned, _ := f.zonedFS(); zoned {
 		return finish(formatZonedFS(ctx, f, d), f.terminationLog, d)
@@ -124,14 +136,19 @@ func (f formatFlags) settings(getenv func(string) string) (dbinit.Policy, string
 	if err != nil {
 		return "", "", err
 	}
-	if f.device == "" || (!zoned && f.auxPath == "") {
+	_, conventional := f.conventionalFS()
+	zenFS := !zoned && !conventional
+	if f.device == "" || (zenFS && f.auxPath == "") {
 		return "", "", errors.New("format needs --device and --aux-path (--aux-path only for zenfs)")
 	}
 	policy, err := dbinit.ParsePolicy(f.policy)
 	if err != nil {
 		return "", "", err
 	}
-	if !zoned {
+	if err := f.plan.Validate(); err != nil {
+		return "", "", err
+	}
+	if zenFS {
 		if err := zenfs.ValidateAuxPath(f.auxPath); err != nil {
 			return "", "", err
 		}

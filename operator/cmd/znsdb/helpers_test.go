@@ -116,9 +116,10 @@ func (f *fakeDevices) ReadAt(p []byte, off int64) (int, error) {
 		return 0, f.readErr
 	}
 	clear(p)
+	end := off + int64(len(p))
 	for start, d := range f.data {
-		if start <= off && off < start+int64(len(d)) {
-			copy(p, d[off-start:])
+		if lo, hi := max(start, off), min(start+int64(len(d)), end); lo < hi {
+			copy(p[lo-off:hi-off], d[lo-start:hi-start])
 		}
 	}
 	return len(p), nil
@@ -162,7 +163,7 @@ type result struct {
 
 // runZnsdb runs the helper with fakes and reads back its termination log,
 // which must hold exactly what stdout shows.
-func runZnsdb(t *testing.T, r *fakeRunner, devs Devices, env map[string]string, args ...string) result {
+func runZnsdb(t *testing.T, r Runner, devs Devices, env map[string]string, args ...string) result {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	logPath := filepath.Join(t.TempDir(), "termination-log")

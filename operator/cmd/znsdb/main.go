@@ -1,7 +1,8 @@
 // Command znsdb is the database-side helper of zns-mysql. It runs in the
-// MySQL pod: as init containers it checks the zoned device (preflight) and
-// formats it with ZenFS when the policy allows (format); as a probe it checks
-// that mysqld answers (health).
+// MySQL pod and in the operator's Jobs: it checks the device (preflight) and
+// formats it when the policy allows (format: ZenFS, zoned btrfs or f2fs, or
+// ext4 or xfs on a conventional device, which it may precondition with fio
+// first); as a probe it checks that mysqld answers (health).
 package main
 
 import (
@@ -24,8 +25,10 @@ const (
 const usage = `usage: znsdb <command> [flags]
 
 commands:
-  preflight  check that a zoned device is fit for ZenFS
-  format     preflight, then format the device with ZenFS if the policy allows
+  preflight  check that a device is fit: a zoned one for ZenFS (or zoned btrfs, f2fs), a conventional
+             one for ext4 or xfs (--filesystem)
+  format     preflight, then format the device if the policy allows (a conventional device may be
+             preconditioned with fio first: --precondition)
   health     check that mysqld answers with a protocol-10 handshake (and refresh the ZenFS space on the pod)
   mycnf      print the mysqld configuration the operator would generate (for hand-run labs and demos)
   metrics    serve the database's zoned figures (zones, ZenFS space, device bytes, datadir) for Prometheus

@@ -20,26 +20,37 @@ type deviceFlags struct {
 	terminationLog string
 	sysfsOnly      bool
 	// filesystem is zenfs, or a zoned btrfs or f2fs, which need other things
-	// of the device.
+	// of the device, or ext4 or xfs on a conventional device.
 	filesystem string
 }
 
 func (f *deviceFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.device, "device", "", "kernel name of the zoned device, e.g. nullb0 or nvme0n2 (required)")
+	fs.StringVar(&f.device, "device", "", "kernel name of the device, e.g. nullb0 or nvme0n2 (required)")
 	fs.StringVar(&f.sysBlock, "sys-block", "/sys/block", "sysfs directory of block devices")
 	fs.StringVar(&f.devDir, "dev-dir", "/dev", "directory of device nodes")
 	fs.StringVar(&f.terminationLog, "termination-log", "/dev/termination-log",
 		"file that receives the JSON report for the operator (empty: none)")
-	fs.StringVar(&f.filesystem, "filesystem", "zenfs", "what the device is judged for: zenfs, btrfs or f2fs (zoned mode)")
+	fs.StringVar(&f.filesystem, "filesystem", "zenfs", "what the device is judged for: zenfs, btrfs or f2fs "+
+		"(zoned mode, on a host-managed device), or ext4 or xfs (on a conventional device)")
 }
 
-// zonedFS is the zoned btrfs or f2fs asked for; ok is false for zenfs.
+// zonedFS is the zoned btrfs or f2fs asked for; ok is false for zenfs and
+// for a conventional file system.
 func (f *deviceFlags) zonedFS() (fs zonedfs.Filesystem, ok bool, err error) {
-	if f.filesystem == "" || f.filesystem == "zenfs" {
+	if _, conventional := f.conventionalFS(); conventional || f.filesystem == "" || f.filesystem == "zenfs" {
 		return "", false, nil
 	}
-	fs, err = zonedfs.Parse(f.filesystem)
-	return fs, err == nil, err
+	if fs, err = zonedfs.Parse(f.filesystem); err != nil {
+		return "", false, fmt.Errorf("file system %q: want zenfs, btrfs or f2fs (zoned), or ext4 or xfs (conventional)", f.filesystem)
+	}
+	return fs, true, nil
+}
+
+// conventionalFS is the ext4 or xfs asked for: the device must then be a
+// conventional one.
+func (f *deviceFlags) conventionalFS() (zonedfs.Filesystem, bool) {
+	fs, err := zonedfs.ParseConventional(f.filesystem)
+	return fs, err == nil
 }
 
 func (f *deviceFlags) devPath() string { return filepath.Join(f.devDir, f.device) }
@@ -68,6 +79,10 @@ func preflightCmd(_ context.Context, args []string, d deps) int {
 		"that has no access to the device node (format reads the zone report later, through the device's claim)")
 	if code, ok := parseFlags(fs, args, d); !ok {
 		return code
+	}
+	if cfs, ok := f.conventionalFS(); ok {
+		report, _ := preflightConventional(f, cfs, d.devices, !f.sysfsOnly)
+		return finish(report, f.terminationLog, d)
 	}
 	report, _ := preflight(f, d.devices)
 	return finish(report, f.terminationLog, d)

@@ -36,6 +36,17 @@ const (
 	PhasePrecondition = "precondition"
 )
 
+// Usable capacity sources (Summary.UsableSource): the figures of the database pod's metrics sidecar (`znsdb
+// metrics`) that the verify read.
+const (
+	// UsableStatfs is the size of the file system that holds the datadir (znsdb_datadir_size_bytes): for a
+	// database on zoned btrfs or f2fs that is the zoned file system, for a database on a volume the volume's.
+	UsableStatfs = "statfs"
+	// UsableZenFS is ZenFS's free, used and reclaimable space (znsdb_zenfs_*_bytes, from zenfs df): a ZenFS
+	// database's datadir is only its small aux volume.
+	UsableZenFS = "zenfs"
+)
+
 // Summary is one runner invocation's result. Times are RFC 3339 UTC
 // strings, latencies milliseconds, rates per second, deviations percent.
 type Summary struct {
@@ -100,6 +111,12 @@ type Summary struct {
 	// SST bytes for MyRocks, tablespace bytes for InnoDB, as DataBytesSource says; absent when unreadable.
 	DataBytes       int64  `json:"dataBytes,omitempty"`
 	DataBytesSource string `json:"dataBytesSource,omitempty"`
+
+	// UsableBytes is, after the verify, how much the database's storage leaves for data, read from the database
+	// pod's metrics sidecar (`znsdb metrics`): the size of the datadir's file system (UsableSource "statfs") or
+	// ZenFS's free, used and reclaimable space ("zenfs"); absent when it could not be read.
+	UsableBytes  int64  `json:"usableBytes,omitempty"`
+	UsableSource string `json:"usableSource,omitempty"`
 
 	// Verify: rows counted over sbtest1..N against tables x table size.
 	RowsExpected int64 `json:"rowsExpected,omitempty"`

@@ -33,6 +33,7 @@ func maximal() Summary {
 		Intervals: math.MaxInt32, TPSRelDevPct: big, LatencyRelDevPct: big, TPSMin: big, TPSMax: big,
 		LatencyPctMinMS: big, LatencyPctMaxMS: big, ReportIntervalSec: math.MaxInt32,
 		Device: strings.Repeat("d", 255), DeviceWrittenBytes: math.MaxInt64, BytesPerTransaction: big,
+		DataBytes: math.MaxInt64, DataBytesSource: "innodb-tablespace", UsableBytes: math.MaxInt64, UsableSource: "statfs",
 		RowsExpected: math.MaxInt64, RowsFound: math.MaxInt64,
 	}
 }

@@ -19,16 +19,17 @@ import (
 	"github.com/zns-mysql/zns-mysql/operator/internal/event"
 )
 
-// One device, one database: a zoned device is identified by its node and kernel name (package deviceid),
-// however a database reaches it, and the database that has it keeps it.
+// One device, one database: a device is identified by its node and kernel name (package deviceid), however a
+// database reaches it (zonedDevice, zonedClaim, device), and the database that has it keeps it.
 
-// deviceIdentity resolves the device a zoned database uses: its node and kernel name, however it is reached.
+// deviceIdentity resolves the device a database uses (HasBlockDevice): its node and kernel name, however it is
+// reached.
 // known is false while a zonedClaim is not bound to a PersistentVolume yet (a WaitForFirstConsumer claim binds
 // when the preflight's pod uses it); problem explains a claim whose volume does not say which device it is.
 func (r *ZNSDatabaseReconciler) deviceIdentity(ctx context.Context, db *v1alpha1.ZNSDatabase) (id deviceid.ID, known bool, problem string, err error) {
 	switch s := db.Spec.Storage; {
-	case s.ZonedDevice != nil:
-		return deviceid.ID{Node: s.ZonedDevice.NodeName, Device: s.ZonedDevice.DeviceName}, true, "", nil
+	case db.DeviceNode() != "":
+		return deviceid.ID{Node: db.DeviceNode(), Device: db.DeviceName()}, true, "", nil
 	case s.ZonedClaim == nil:
 		return deviceid.ID{}, false, "", nil
 	}
@@ -72,8 +73,8 @@ func precedes(a, b *v1alpha1.ZNSDatabase) bool {
 }
 
 // reconcileDeviceConflict refuses a device that another ZNSDatabase already has, before anything that could
-// touch it exists. The device is compared by node and kernel name, so a zonedDevice and a zonedClaim whose
-// volume is the same device collide. A claim that is not bound yet passes here (its preflight only reads it,
+// touch it exists. The device is compared by node and kernel name, so a zonedDevice, a zonedClaim whose volume
+// is the same device and a (conventional) device naming it collide. A claim that is not bound yet passes here (its preflight only reads it,
 // through the claim mounted read-only); the preflight checks again, with the device known, before it declares
 // the device ready, so DeviceReady=True means this database has the device.
 func (r *ZNSDatabaseReconciler) reconcileDeviceConflict(ctx context.Context, st *state) (*ctrl.Result, error) {
@@ -82,11 +83,15 @@ func (r *ZNSDatabaseReconciler) reconcileDeviceConflict(ctx context.Context, st 
 
 func (r *ZNSDatabaseReconciler) checkDevice(ctx context.Context, st *state, mustKnow bool) (*ctrl.Result, error) {
 	db := st.db
-	if !db.IsZoned() {
+	switch {
+	case db.IsZoned():
+		db.Status.Storage = "zoned"
+	case db.HasBlockDevice():
+		db.Status.Storage = "device"
+	default:
 		db.Status.Storage = "volume"
 		return nil, nil
 	}
-	db.Status.Storage = "zoned"
 	id, known, problem, err := r.deviceIdentity(ctx, db)
 	if err != nil {
 		return nil, err
@@ -113,7 +118,7 @@ func (r *ZNSDatabaseReconciler) checkDevice(ctx context.Context, st *state, must
 	var holders []string
 	for i := range all.Items {
 		other := &all.Items[i]
-		if other.UID == db.UID || !other.IsZoned() || !other.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(other, Finalizer) {
+		if other.UID == db.UID || !other.HasBlockDevice() || !other.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(other, Finalizer) {
 			continue
 		}
 		otherID, otherKnown, _, err := r.deviceIdentity(ctx, other)
@@ -134,7 +139,7 @@ func (r *ZNSDatabaseReconciler) checkDevice(ctx context.Context, st *state, must
 		return nil, nil
 	}
 	sort.Strings(holders)
-	msg := fmt.Sprintf("%s (%s) is already claimed by ZNSDatabase %s; a zoned device serves one database: give this one another device",
+	msg := fmt.Sprintf("%s (%s) is already claimed by ZNSDatabase %s; a device serves one database: give this one another device",
 		describeDevice(db), id, strings.Join(holders, ", "))
 	if !isBlockedBy(db, "DeviceConflict") {
 		event.DeviceConflict.Emit(db, r.Recorder, msg)
@@ -145,8 +150,8 @@ func (r *ZNSDatabaseReconciler) checkDevice(ctx context.Context, st *state, must
 }
 
 func describeDevice(db *v1alpha1.ZNSDatabase) string {
-	if s := db.Spec.Storage.ZonedDevice; s != nil {
-		return fmt.Sprintf("device %s on node %s", db.DevicePath(), s.NodeName)
+	if node := db.DeviceNode(); node != "" {
+		return fmt.Sprintf("device %s on node %s", db.DevicePath(), node)
 	}
 	return fmt.Sprintf("claim %s/%s", db.Namespace, db.DeviceClaimName())
 }

@@ -54,7 +54,7 @@ func (r *ZNSDatabaseReconciler) reconcileDeviceClaim(ctx context.Context, st *st
 // Once the device passed, the Job is not run again: the storage of a database cannot change.
 func (r *ZNSDatabaseReconciler) reconcilePreflight(ctx context.Context, st *state) (*ctrl.Result, error) {
 	db := st.db
-	if !db.IsZoned() || conditionTrue(db, ConditionDeviceReady) {
+	if !db.HasBlockDevice() || conditionTrue(db, ConditionDeviceReady) {
 		return nil, nil
 	}
 	image, err := resources.Image(db, r.Images)
@@ -86,14 +86,13 @@ func (r *ZNSDatabaseReconciler) reconcilePreflight(ctx context.Context, st *stat
 		if res, err := r.checkDevice(ctx, st, true); res != nil || err != nil {
 			return res, err
 		}
-		msg := fmt.Sprintf("%s is %s with %d zones of %s, scheduler %s", describeDevice(db), report.Device.Model,
-			report.Device.NrZones, resource.NewQuantity(report.Device.ZoneSizeBytes, resource.BinarySI), report.Device.Scheduler)
+		msg := acceptedDevice(db, report.Device)
 		r.verdict(db, opmetrics.StepPreflight, event.DeviceAccepted, msg)
 		setCondition(db, ConditionDeviceReady, metav1.ConditionTrue, "PreflightPassed", msg)
 		r.setDeviceWarnings(db, report)
 		return nil, nil
 	case report != nil && len(report.Problems) > 0:
-		msg := fmt.Sprintf("%s cannot hold %s: %s", describeDevice(db), db.ZonedFilesystem(), joinProblems(report))
+		msg := fmt.Sprintf("%s cannot hold %s: %s", describeDevice(db), wantedFilesystem(db), joinProblems(report))
 		if !isBlockedBy(db, "DeviceRefused") {
 			r.verdict(db, opmetrics.StepPreflight, event.DeviceRefused, msg)
 		}
@@ -261,9 +260,7 @@ func deviceStatus(db *v1alpha1.ZNSDatabase, report *dbinit.Report) *v1alpha1.Dev
 		Scheduler:      d.Scheduler,
 		Capacity:       quantity(d.CapacityBytes),
 	}
-	if s := db.Spec.Storage.ZonedDevice; s != nil {
-		ds.Node = s.NodeName
-	}
+	ds.Node = db.DeviceNode()
 	for _, p := range report.Problems {
 		ds.Problems = append(ds.Problems, p.Message)
 	}
@@ -291,11 +288,11 @@ func (r *ZNSDatabaseReconciler) setDeviceWarnings(db *v1alpha1.ZNSDatabase, repo
 	setCondition(db, ConditionDeviceWarning, metav1.ConditionTrue, conditionReason(report.Warnings[0].Code, "DeviceWarning"), msg)
 }
 
-// reconcileDeviceVolume creates the local Block PersistentVolume and its pre-bound claim for a zonedDevice,
-// only after the device passed its preflight.
+// reconcileDeviceVolume creates the local Block PersistentVolume and its pre-bound claim for a device named by
+// node (zonedDevice, device), only after the device passed its preflight.
 func (r *ZNSDatabaseReconciler) reconcileDeviceVolume(ctx context.Context, st *state) (*ctrl.Result, error) {
 	db := st.db
-	if db.Spec.Storage.ZonedDevice == nil {
+	if db.DeviceNode() == "" {
 		return nil, nil
 	}
 	var capacity int64
@@ -327,22 +324,22 @@ func (r *ZNSDatabaseReconciler) finalize(ctx context.Context, db *v1alpha1.ZNSDa
 		&batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: db.Namespace, Name: db.PreflightJobName()}},
 		&appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: db.Namespace, Name: db.StatefulSetName()}},
 	}
-	if src := db.Spec.Storage.ZonedDevice; src != nil {
+	if node := db.DeviceNode(); node != "" {
 		children = append(children, &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: db.Namespace, Name: db.DeviceClaimName()}})
-		owner, err := r.devicePVOwner(ctx, deviceid.ID{Node: src.NodeName, Device: src.DeviceName})
+		owner, err := r.devicePVOwner(ctx, deviceid.ID{Node: node, Device: db.DeviceName()})
 		if err != nil {
 			return err
 		}
 		if owner == db.OwnerAnnotationValue() {
-			children = append(children, &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: v1alpha1.DevicePVName(src.NodeName, src.DeviceName)}})
+			children = append(children, &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: v1alpha1.DevicePVName(node, db.DeviceName())}})
 		}
 	}
-	if db.HasZonedFilesystem() {
+	if db.MountsFormattedFilesystem() {
 		children = append(children,
 			&batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: db.Namespace, Name: db.FormatJobName()}},
 			&corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: db.Namespace, Name: db.FilesystemClaimName()}})
 		if db.Status.Device != nil && db.Status.Device.Node != "" {
-			name := v1alpha1.FilesystemPVName(db.Status.Device.Node, db.ZonedDeviceName())
+			name := v1alpha1.FilesystemPVName(db.Status.Device.Node, db.DeviceName())
 			owner, err := r.pvOwner(ctx, name)
 			if err != nil {
 				return err
@@ -357,7 +354,7 @@ func (r *ZNSDatabaseReconciler) finalize(ctx context.Context, db *v1alpha1.ZNSDa
 			return fmt.Errorf("deleting %T %s: %w", obj, obj.GetName(), err)
 		}
 	}
-	if db.IsZoned() {
+	if db.HasBlockDevice() {
 		event.DeviceReleased.Emit(db, r.Recorder, describeDevice(db))
 	}
 	patch := client.MergeFrom(db.DeepCopy())

@@ -312,7 +312,9 @@ func TestConventionalDatabases(t *testing.T) {
 			svc := &corev1.Service{}
 			waitObject(t, client.ObjectKey{Namespace: ns, Name: db.ServiceName()}, svc)
 			ownedBy(t, svc, db)
-			if len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Port != 3306 {
+			// mysqld, and the zns-metrics sidecar (spec.metrics is on by default) for the benchmark's verify.
+			if len(svc.Spec.Ports) != 2 || svc.Spec.Ports[0].Port != 3306 ||
+				svc.Spec.Ports[1].Name != v1alpha1.ZonedMetricsPortName || svc.Spec.Ports[1].Port != v1alpha1.ZonedMetricsPort {
 				t.Errorf("service ports %+v", svc.Spec.Ports)
 			}
 			if want := "conv-mysql." + ns + ".svc:3306"; db.Status.Endpoint != want {
@@ -878,8 +880,8 @@ func TestValidation(t *testing.T) {
 		db   *v1alpha1.ZNSDatabase
 		want string
 	}{
-		{both, "exactly one of zonedDevice, zonedClaim or volume"},
-		{none, "exactly one of zonedDevice, zonedClaim or volume"},
+		{both, "exactly one of zonedDevice, zonedClaim, device or volume"},
+		{none, "exactly one of zonedDevice, zonedClaim, device or volume"},
 		{innodbZoned, "ZenFS serves only the rocksdb engine"},
 		{partition, "spec.storage.zonedDevice.deviceName"},
 		{badEngine, "spec.engine"},

@@ -15,13 +15,14 @@ import (
 	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
 )
 
-// reconcileZonedFilesystem puts a zoned btrfs or f2fs in front of mysqld: the format Job makes (or finds) the
-// file system through the device's Block claim, and only once it reported success does the Filesystem-mode
-// volume over the device exist, so the kubelet mounts a file system the project checked and never formats the
-// device itself.
+// reconcileZonedFilesystem puts the file system of MountsFormattedFilesystem (a zoned btrfs or f2fs, or
+// storage.device's ext4 or xfs) in front of mysqld: the format Job makes (or finds) the file system through the
+// device's Block claim, preconditioning a conventional device first when asked to, and only once it reported
+// success does the Filesystem-mode volume over the device exist, so the kubelet mounts a file system the
+// project checked and never formats the device itself.
 func (r *ZNSDatabaseReconciler) reconcileZonedFilesystem(ctx context.Context, st *state) (*ctrl.Result, error) {
 	db := st.db
-	if !db.HasZonedFilesystem() {
+	if !db.MountsFormattedFilesystem() {
 		return nil, nil
 	}
 	if !filesystemReady(db) {
@@ -61,7 +62,7 @@ func (r *ZNSDatabaseReconciler) reconcileZonedFilesystem(ctx context.Context, st
 // filesystemReady: the format Job reported a file system of the wanted type on the device.
 func filesystemReady(db *v1alpha1.ZNSDatabase) bool {
 	fs := db.Status.Filesystem
-	return fs != nil && fs.Type == string(db.ZonedFilesystem()) &&
+	return fs != nil && fs.Type == db.FormattedFilesystem() &&
 		(fs.Action == string(dbinit.ActionFormat) || fs.Action == string(dbinit.ActionKeep))
 }
 
@@ -89,10 +90,17 @@ func (r *ZNSDatabaseReconciler) runFormatJob(ctx context.Context, db *v1alpha1.Z
 	if err != nil {
 		return nil, err
 	}
+	if report != nil && report.Precondition != nil {
+		r.recordPrecondition(db, report.Precondition)
+	}
 	if fs := reportedFilesystem(report); !failed && fs != nil {
 		db.Status.Filesystem = fs
 		if fs.Action == string(dbinit.ActionFormat) {
-			r.verdict(db, opmetrics.StepFormat, event.Formatted, fmt.Sprintf("created %s in zoned mode on %s: %s", fs.Type, describeDevice(db), fs.Reason))
+			mode := ""
+			if db.IsZoned() {
+				mode = " in zoned mode"
+			}
+			r.verdict(db, opmetrics.StepFormat, event.Formatted, fmt.Sprintf("created %s%s on %s: %s", fs.Type, mode, describeDevice(db), fs.Reason))
 		}
 		return nil, nil
 	}
@@ -133,7 +141,10 @@ func describeFailure(reason string) string {
 }
 
 func formatting(db *v1alpha1.ZNSDatabase) *ctrl.Result {
-	msg := fmt.Sprintf("the format Job %s is making %s on %s", db.FormatJobName(), db.ZonedFilesystem(), describeDevice(db))
+	msg := fmt.Sprintf("the format Job %s is making %s on %s", db.FormatJobName(), db.FormattedFilesystem(), describeDevice(db))
+	if db.DevicePrecondition() != nil && db.Spec.ZenFS.ReformatToken != "" {
+		msg += ", preconditioning the whole device first if reformatToken is new to it (its log shows each pass and round)"
+	}
 	setCondition(db, ConditionAvailable, metav1.ConditionFalse, "Formatting", msg)
 	setCondition(db, ConditionProgressing, metav1.ConditionTrue, "Formatting", msg)
 	// The Job and its pod are watched; this only bounds a missed event.

@@ -2,6 +2,7 @@ package dbinit
 
 import (
 	"encoding/json"
+	"time"
 	"unicode/utf8"
 
 	"github.com/zns-mysql/zns-mysql/operator/internal/zbd"
@@ -15,9 +16,14 @@ type Report struct {
 	// Warnings are risks of a device that was accepted (zbd.Advise).
 	Warnings []zbd.Problem `json:"warnings,omitempty"`
 	ZenFS    *ZenFSState   `json:"zenfs,omitempty"`
-	// Filesystem is set instead of ZenFS for a zoned btrfs or f2fs.
+	// Filesystem is set instead of ZenFS for a zoned btrfs or f2fs, and for
+	// the ext4 or xfs of a conventional device.
 	Filesystem *FilesystemState `json:"filesystem,omitempty"`
-	Error      string           `json:"error,omitempty"`
+	// Precondition is what the format step's preconditioning of a
+	// conventional device did, or why it did not run; nil when none was
+	// asked for.
+	Precondition *PreconditionState `json:"precondition,omitempty"`
+	Error        string             `json:"error,omitempty"`
 	// ErrorReason classifies Error for machines (a condition reason), e.g.
 	// zenfs.ReasonBusy; empty when unknown.
 	ErrorReason string `json:"errorReason,omitempty"`
@@ -55,6 +61,50 @@ type FilesystemState struct {
 	Reason     string `json:"reason,omitempty"`
 	ZonesReset int    `json:"zonesReset,omitempty"`
 }
+
+// PreconditionState is what preconditioning a conventional device did: its
+// sequential passes and random rounds, in order, and the steady-state rule's
+// verdict on the rounds' write IOPS.
+type PreconditionState struct {
+	// Complete: every pass and every round asked for ran to its end (or the
+	// rounds stopped at steady state); only then was the file system made.
+	Complete bool `json:"complete"`
+	// Note says why nothing ran, or where it stopped.
+	Note       string         `json:"note,omitempty"`
+	StartedAt  time.Time      `json:"startedAt,omitzero"`
+	FinishedAt time.Time      `json:"finishedAt,omitzero"`
+	Passes     []PassFigures  `json:"passes,omitempty"`
+	Rounds     []RoundFigures `json:"rounds,omitempty"`
+	// RoundsAsked is the round limit; 0 means no random rounds, and so no
+	// steady-state verdict.
+	RoundsAsked int  `json:"roundsAsked,omitempty"`
+	SteadyState bool `json:"steadyState,omitempty"`
+	// SteadyReason is the rule's verdict on the last window, with figures.
+	SteadyReason string `json:"steadyReason,omitempty"`
+}
+
+// PassFigures is one sequential pass over the whole device.
+type PassFigures struct {
+	Bytes   int64   `json:"bytes"`
+	Seconds float64 `json:"seconds"`
+	// MBps is the write throughput in MB/s (10^6 bytes per second).
+	MBps float64 `json:"mbps"`
+}
+
+// RoundFigures is one round of random writes.
+type RoundFigures struct {
+	WriteIOPS float64 `json:"writeIOPS"`
+	Bytes     int64   `json:"bytes"`
+	Seconds   float64 `json:"seconds"`
+}
+
+// Bounds of the precondition's lists in a report: what the API allows
+// (ZNSDatabase spec.storage.device.precondition), and what keeps a report
+// within MaxReportBytes.
+const (
+	MaxPreconditionPasses = 10
+	MaxPreconditionRounds = 20
+)
 
 // MaxReportBytes is the kubelet's limit on a termination message.
 const MaxReportBytes = 4096
@@ -115,6 +165,14 @@ func (r Report) shortened(errLen, msgLen, reasonLen int) Report {
 		fs := *r.Filesystem
 		fs.Reason = truncate(fs.Reason, reasonLen)
 		out.Filesystem = &fs
+	}
+	if r.Precondition != nil {
+		p := *r.Precondition
+		p.Note, p.SteadyReason = truncate(p.Note, reasonLen), truncate(p.SteadyReason, reasonLen)
+		// The first passes and the last rounds: the steady-state verdict is on the last rounds.
+		p.Passes = p.Passes[:min(len(p.Passes), MaxPreconditionPasses)]
+		p.Rounds = p.Rounds[max(0, len(p.Rounds)-MaxPreconditionRounds):]
+		out.Precondition = &p
 	}
 	return out
 }

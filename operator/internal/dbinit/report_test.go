@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zbd"
@@ -116,4 +117,48 @@ func TestTruncate(t *testing.T) {
 	if got := truncate("hello", 2); got != "" {
 		t.Errorf("truncate = %q", got)
 	}
+}
+
+// A conventional device's format report at its largest: every pass and round the API allows, with the widest
+// figures, long texts beside them; and lists longer than the bounds (which the helper never makes) are cut to
+// the first passes and the last rounds, on which the steady-state verdict rests.
+func TestEncodePreconditionFits(t *testing.T) {
+	huge := strings.Repeat(`<"é">`, 3000)
+	p := &PreconditionState{Complete: true, Note: huge, SteadyReason: huge, RoundsAsked: MaxPreconditionRounds,
+		StartedAt:  time.Date(2026, 11, 27, 10, 0, 0, 123456789, time.UTC),
+		FinishedAt: time.Date(2026, 11, 28, 10, 0, 0, 987654321, time.UTC)}
+	for range MaxPreconditionPasses + 3 {
+		p.Passes = append(p.Passes, PassFigures{Bytes: 1 << 62, Seconds: 123456.789, MBps: 12345.678})
+	}
+	for i := range MaxPreconditionRounds + 5 {
+		p.Rounds = append(p.Rounds, RoundFigures{WriteIOPS: 1234567.891 + float64(i), Bytes: 1 << 62, Seconds: 3600.5})
+	}
+	r := Report{
+		Device: &zbd.Device{Name: strings.Repeat("n", 31), Model: zbd.ModelNone, Scheduler: "mq-deadline",
+			AvailableSchedulers: []string{"none", "mq-deadline", "kyber", "bfq"}, CapacityBytes: 1 << 62, LogicalBlockSize: 4096},
+		Filesystem: &FilesystemState{Type: "ext4", Found: "xfs", UUID: strings.Repeat("u", 36), Label: "zns-0123abcd",
+			Action: ActionFormat, Reason: huge},
+		Precondition: p,
+		Error:        huge,
+	}
+	b, err := r.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) > MaxReportBytes {
+		t.Fatalf("report is %d bytes, limit %d", len(b), MaxReportBytes)
+	}
+	var back Report
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatalf("shortened report is not JSON: %v", err)
+	}
+	bp := back.Precondition
+	if bp == nil || len(bp.Passes) != MaxPreconditionPasses || len(bp.Rounds) != MaxPreconditionRounds ||
+		bp.Rounds[0].WriteIOPS != p.Rounds[5].WriteIOPS || !bp.Complete || !bp.FinishedAt.Equal(p.FinishedAt) {
+		t.Errorf("precondition after shortening: %+v", bp)
+	}
+	if back.Filesystem == nil || back.Filesystem.Action != ActionFormat || back.Filesystem.Label != "zns-0123abcd" {
+		t.Errorf("filesystem after shortening: %+v", back.Filesystem)
+	}
+	t.Logf("largest precondition report: %d bytes", len(b))
 }

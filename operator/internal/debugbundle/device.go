@@ -74,11 +74,11 @@ func (c *collector) reports(db *v1alpha1.ZNSDatabase, pods []corev1.Pod) {
 			}
 		}
 	}
-	if !db.IsZoned() {
+	if !db.HasBlockDevice() {
 		return
 	}
-	// A zoned database always has a preflight, and a format step (an init container for ZenFS, a Job for
-	// btrfs and f2fs): say when there is none to read, since the reader will look for it.
+	// A database with a device always has a preflight, and a format step (an init container for ZenFS, a Job
+	// for btrfs, f2fs, ext4 and xfs): say when there is none to read, since the reader will look for it.
 	for _, container := range []string{resources.PreflightContainer, resources.FormatContainer} {
 		if !got[container] {
 			c.w.Fail(fmt.Sprintf("%s report of znsdatabase %s", container, db.Name),
@@ -100,14 +100,14 @@ func reportFile(base string, term *corev1.ContainerStateTerminated) (string, []b
 	return base + ".txt", out.Bytes()
 }
 
-// device reads the zoned device as the running mysqld container sees it: the preflight's judgement (znsdb
+// device reads the database's device as the running mysqld container sees it: the preflight's judgement (znsdb
 // preflight, read-only: sysfs and a zone report), the raw sysfs, and for ZenFS `zenfs df`. Nothing here
 // writes: preflight gets an empty --termination-log so that it does not overwrite mysqld's termination message.
 func (c *collector) device(ctx context.Context, db *v1alpha1.ZNSDatabase, pods []corev1.Pod) {
-	if !db.IsZoned() {
+	if !db.HasBlockDevice() {
 		return
 	}
-	dev := db.ZonedDeviceName()
+	dev := db.DeviceName()
 	item := "device " + dev + " of znsdatabase " + db.Name + " (exec in " + db.PodName() + ")"
 	if err := zbd.ValidateName(dev); err != nil {
 		c.w.Failf(err, "%s", item)
@@ -128,9 +128,9 @@ func (c *collector) device(ctx context.Context, db *v1alpha1.ZNSDatabase, pods [
 		return
 	}
 	preflight := []string{"znsdb", "preflight", "--device", dev, "--termination-log="}
-	if db.HasZonedFilesystem() {
+	if db.MountsFormattedFilesystem() {
 		// mysqld has no device node there (the kubelet mounts the file system): sysfs is all it can judge.
-		preflight = append(preflight, "--sysfs-only", "--filesystem", string(db.ZonedFilesystem()))
+		preflight = append(preflight, "--sysfs-only", "--filesystem", db.FormattedFilesystem())
 	}
 	c.exec(ctx, pod, db.Name, "preflight.txt", "zone report and judgement of the device (znsdb preflight)", preflight)
 	sysfs := []string{"grep", "-H", "."}

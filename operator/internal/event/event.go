@@ -45,6 +45,12 @@ var (
 	Unavailable      = Event{corev1.EventTypeWarning, "Unavailable", "%s"}
 	DeviceReleased   = Event{corev1.EventTypeNormal, "DeviceReleased", "released %s without touching its data"}
 	ChildRejected    = Event{corev1.EventTypeWarning, "ChildRejected", "%s"}
+	// The precondition of storage.device, in the format Job: finished (steady, or no rounds asked for), finished
+	// without reaching steady state within its rounds, not run for want of a new reformat token, or stopped.
+	DevicePreconditioned        = Event{corev1.EventTypeNormal, "DevicePreconditioned", "%s"}
+	DevicePreconditionNotSteady = Event{corev1.EventTypeWarning, "DevicePreconditionNotSteady", "%s"}
+	DeviceNotPreconditioned     = Event{corev1.EventTypeWarning, "DeviceNotPreconditioned", "%s"}
+	DevicePreconditionStopped   = Event{corev1.EventTypeWarning, "DevicePreconditionStopped", "%s"}
 )
 
 // Benchmark events.
@@ -67,6 +73,14 @@ var (
 	RunFailed          = Event{corev1.EventTypeWarning, "RunFailed", "%s"}
 	IterationDone      = Event{corev1.EventTypeNormal, "IterationDone", "run %d of %d finished"}
 	SeriesMissing      = Event{corev1.EventTypeWarning, "SeriesMissing", "no interval series for target %s run %d: %s"}
-	BenchmarkCompleted = Event{corev1.EventTypeNormal, "Completed", "%s"}
-	BenchmarkFailed    = Event{corev1.EventTypeWarning, "Failed", "%s"}
+	// The write-only phase (spec.steadyState).
+	SteadyStateReached    = Event{corev1.EventTypeNormal, "SteadyStateReached", "target %s: %s"}
+	SteadyStateNotReached = Event{corev1.EventTypeWarning, "SteadyStateNotReached", "target %s: %s"}
+	SteadyStateFailed     = Event{corev1.EventTypeWarning, "SteadyStateFailed", "%s"}
+	// DriveCountersReset: a drive counter went backwards during a phase (the drive was reset or replaced).
+	DriveCountersReset = Event{corev1.EventTypeWarning, "DriveCountersReset", "target %s %s: %s"}
+	// DriveFiguresMissing: the drive sidecar of a phase left no report.
+	DriveFiguresMissing = Event{corev1.EventTypeWarning, "DriveFiguresMissing", "target %s %s: %s"}
+	BenchmarkCompleted  = Event{corev1.EventTypeNormal, "Completed", "%s"}
+	BenchmarkFailed     = Event{corev1.EventTypeWarning, "Failed", "%s"}
 )

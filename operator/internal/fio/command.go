@@ -57,6 +57,11 @@ type Job struct {
 	// MaxOpenZones caps the zones fio keeps open (zoned only; 0 means the
 	// device's own limit).
 	MaxOpenZones int
+	// FreshRandom makes a random job draw new offsets on every run
+	// (randrepeat=0; fio's default repeats the same sequence) and keep no map
+	// of the blocks it wrote (norandommap: on a 4 TB device the map takes
+	// about 120 MB, and a time-bound job need not cover every block).
+	FreshRandom bool
 }
 
 // Precondition is the seed methodology's step for conventional drives:
@@ -72,6 +77,42 @@ func Precondition(device string) Job {
 		BlockSize: DefaultBlockSize,
 		IODepth:   DefaultIODepth,
 		Loops:     PreconditionPasses,
+	}
+}
+
+// PreconditionRandomBlockSize is the write size of the random rounds of a
+// device precondition: 4 KiB, the smallest page of the drives in question
+// and what SNIA's steady-state tests write.
+const PreconditionRandomBlockSize = 4 << 10
+
+// WholeDevicePass writes the whole conventional device once, sequentially,
+// in writes of blockSize bytes at queue depth 32: one pass of a device
+// precondition, run as a job of its own so that each pass reports its own
+// figures. It destroys everything on the device.
+func WholeDevicePass(device string, blockSize int64) Job {
+	return Job{
+		Name:      "precondition-pass",
+		Filename:  device,
+		RW:        SeqWrite,
+		BlockSize: blockSize,
+		IODepth:   DefaultIODepth,
+	}
+}
+
+// RandomRound writes 4 KiB blocks at random offsets over the whole
+// conventional device for runtime, at queue depth 32: one round of a device
+// precondition after its sequential passes, whose write IOPS the
+// steady-state rule judges. It destroys the device's contents.
+func RandomRound(device string, runtime time.Duration) Job {
+	return Job{
+		Name:        "precondition-round",
+		Filename:    device,
+		RW:          RandWrite,
+		BlockSize:   PreconditionRandomBlockSize,
+		IODepth:     DefaultIODepth,
+		Runtime:     runtime,
+		TimeBased:   true,
+		FreshRandom: true,
 	}
 }
 
@@ -161,6 +202,9 @@ func (j Job) Args() ([]string, error) {
 	if j.TimeBased {
 		args = append(args, "--time_based")
 	}
+	if j.FreshRandom {
+		args = append(args, "--randrepeat=0", "--norandommap")
+	}
 	if j.Zoned {
 		args = append(args, "--zonemode=zbd")
 		if j.MaxOpenZones > 0 {
@@ -215,6 +259,9 @@ func (j Job) validate() error {
 	}
 	if j.MaxOpenZones > 0 && !j.Zoned {
 		bad("max open zones %d applies to zoned jobs only", j.MaxOpenZones)
+	}
+	if j.FreshRandom && j.RW != RandWrite && j.RW != RandRead {
+		bad("fresh random offsets apply to random jobs only, not rw %q", j.RW)
 	}
 	if strings.ContainsAny(j.IOEngine, " \n=") {
 		bad("ioengine %q: not an engine name", j.IOEngine)

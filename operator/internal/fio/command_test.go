@@ -22,6 +22,12 @@ func TestBuiltCommands(t *testing.T) {
 		{"zoned read", ZonedRandRead("/dev/nullb0", 0, 64*mib, 1500*time.Millisecond),
 			"fio --output-format=json --name=zoned-randread --filename=/dev/nullb0 --rw=randread --bs=4096 " +
 				"--ioengine=libaio --iodepth=32 --direct=1 --size=67108864 --runtime=1500ms --time_based --zonemode=zbd"},
+		{"device precondition pass", WholeDevicePass("/dev/nvme1n1", 1<<20),
+			"fio --output-format=json --name=precondition-pass --filename=/dev/nvme1n1 --rw=write --bs=1048576 " +
+				"--ioengine=libaio --iodepth=32 --direct=1"},
+		{"device precondition round", RandomRound("/dev/nvme1n1", 5*time.Second),
+			"fio --output-format=json --name=precondition-round --filename=/dev/nvme1n1 --rw=randwrite --bs=4096 " +
+				"--ioengine=libaio --iodepth=32 --direct=1 --runtime=5s --time_based --randrepeat=0 --norandommap"},
 		{"defaults", Job{Name: "j", Filename: "/dev/sdb", RW: SeqRead},
 			"fio --output-format=json --name=j --filename=/dev/sdb --rw=read --bs=131072 --ioengine=libaio --iodepth=1 --direct=1"},
 		{"everything", Job{Name: "all", Filename: "/dev/nvme0n2", RW: RandWrite, BlockSize: 4096, IODepth: 8,
@@ -84,6 +90,7 @@ func TestJobRefused(t *testing.T) {
 		{"endless", func(j *Job) { j.TimeBased, j.Runtime = true, 0 }, "time_based needs a runtime"},
 		{"open zones, not zoned", func(j *Job) { j.Zoned, j.MaxOpenZones = false, 4 }, "zoned jobs only"},
 		{"engine with options", func(j *Job) { j.IOEngine = "libaio --verify=md5" }, "not an engine name"},
+		{"fresh offsets of a sequential job", func(j *Job) { j.FreshRandom = true }, "random jobs only"},
 	}
 	if _, err := ok.Args(); err != nil {
 		t.Fatalf("the base job is refused: %v", err)

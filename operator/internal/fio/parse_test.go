@@ -51,6 +51,10 @@ func TestParseCaptures(t *testing.T) {
 		{"precondition-nullb1.json", "precondition", "nullb1", Write, Read, 2 * 64 * mib, 1024},
 		// time-based: whatever 1 s of 4 KiB reads gave
 		{"zbd-randread-nullb0.json", "zoned-randread", "nullb0", Read, Write, -1, -1},
+		// a device precondition's pass: the whole 512 MiB conventional device once, in 128 KiB writes
+		{"precondition-pass-nullb20.json", "precondition-pass", "nullb20", Write, Read, 512 * mib, 4096},
+		// and a round: whatever 5 s of random 4 KiB writes over it gave
+		{"precondition-round-nullb20.json", "precondition-round", "nullb20", Write, Read, -1, -1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
@@ -216,10 +220,12 @@ func TestTotals(t *testing.T) {
 // package built for that run: the builder and the real runs agree.
 func TestCapturedOptionsMatchBuilder(t *testing.T) {
 	for file, job := range map[string]Job{
-		"zbd-seqwrite-nullb0.json":  ZonedSeqWrite("/dev/nullb0", 0, 128*mib),
-		"zbd-seqwrite-nvme0n1.json": ZonedSeqWrite("/dev/nvme0n1", 0, 128*mib),
-		"zbd-randread-nullb0.json":  ZonedRandRead("/dev/nullb0", 0, 128*mib, 1e9),
-		"precondition-nullb1.json":  Precondition("/dev/nullb1"),
+		"zbd-seqwrite-nullb0.json":        ZonedSeqWrite("/dev/nullb0", 0, 128*mib),
+		"zbd-seqwrite-nvme0n1.json":       ZonedSeqWrite("/dev/nvme0n1", 0, 128*mib),
+		"zbd-randread-nullb0.json":        ZonedRandRead("/dev/nullb0", 0, 128*mib, 1e9),
+		"precondition-nullb1.json":        Precondition("/dev/nullb1"),
+		"precondition-pass-nullb20.json":  WholeDevicePass("/dev/nullb20", DefaultBlockSize),
+		"precondition-round-nullb20.json": RandomRound("/dev/nullb20", 5e9),
 	} {
 		t.Run(file, func(t *testing.T) {
 			args, err := job.Args()

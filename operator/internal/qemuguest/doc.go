@@ -11,6 +11,11 @@
 // own subtest. TestRecordedGuestSysfs needs no guest: it judges the sysfs
 // trees a guest run saved in testdata/.
 //
+// TestConventionalGuest does the same for conventional_test.go (tags
+// zns_guest and zns_userland): a storage.device's preflight, precondition and
+// format with the host's fio, blkid and mkfs, which only a guest booted with
+// the host's userland (hack/qemu/run.sh --userland) has.
+//
 //	go test ./operator/internal/qemuguest -v                     # everything
 //	ZNS_QEMU_UPDATE_TESTDATA=1 go test ./operator/internal/qemuguest -run TestGuestSuite
 //	                                                              # re-record testdata

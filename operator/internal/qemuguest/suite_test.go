@@ -99,7 +99,7 @@ func TestGuestSuite(t *testing.T) {
 	nvmeLogsErr := qemu.NVMeLogsSupported()
 	if nvmeLogsErr != nil {
 		nvmeSpecs = nil
-		guestArgs += " -test.skip '^TestNVMeLog'"
+		guestArgs += " -test.skip '^(TestNVMeLog|TestDriveSidecar(OnNVMe|FDP|Unprivileged))'"
 	}
 	// This boot also checks qemu.Run: the exit of 3 after the tests proves
 	// run.sh hands back the command's own status (the tests' status travels
@@ -150,9 +150,9 @@ func TestGuestSuite(t *testing.T) {
 	if nvmeLogsErr != nil {
 		t.Run("TestNVMeLog", func(t *testing.T) {
 			if os.Getenv(qemu.RequireEnv) == "1" {
-				t.Fatalf("the NVMe log tests need a newer QEMU (%s=1): %v", qemu.RequireEnv, nvmeLogsErr)
+				t.Fatalf("the NVMe log and drive sidecar tests need a newer QEMU (%s=1): %v", qemu.RequireEnv, nvmeLogsErr)
 			}
-			t.Skip("the NVMe log tests: " + nvmeLogsErr.Error())
+			t.Skip("the NVMe log and drive sidecar tests: " + nvmeLogsErr.Error())
 		})
 	}
 	if m[1] != "0" && !failed {

@@ -37,10 +37,17 @@ func databaseChildren(db *v1alpha1.ZNSDatabase) []child {
 		{"device claim", db.DeviceClaimName(), validation.IsDNS1123Subdomain},
 		{"Secret name in the pod's env", db.RootSecretName(), validation.IsDNS1123Subdomain},
 	}
-	if src := db.Spec.Storage.ZonedDevice; src != nil {
+	if node := db.DeviceNode(); node != "" {
 		out = append(out,
-			child{"device PersistentVolume", v1alpha1.DevicePVName(src.NodeName, src.DeviceName), validation.IsDNS1123Subdomain},
-			child{"node affinity kubernetes.io/hostname", src.NodeName, validation.IsValidLabelValue})
+			child{"device PersistentVolume", v1alpha1.DevicePVName(node, db.DeviceName()), validation.IsDNS1123Subdomain},
+			child{"node affinity kubernetes.io/hostname", node, validation.IsValidLabelValue})
+	}
+	if db.MountsFormattedFilesystem() {
+		out = append(out,
+			child{"format Job", db.FormatJobName(), validation.IsDNS1123Subdomain},
+			child{"format pod label job-name", db.FormatJobName(), validation.IsValidLabelValue},
+			child{"filesystem claim", db.FilesystemClaimName(), validation.IsDNS1123Subdomain},
+			child{"filesystem PersistentVolume", v1alpha1.FilesystemPVName(db.DeviceNode(), db.DeviceName()), validation.IsDNS1123Subdomain})
 	}
 	for _, comp := range []string{ComponentConfig, ComponentDatabase, ComponentDevice, ComponentPreflight, ComponentSecret} {
 		for k, v := range db.Labels(comp) {
@@ -92,6 +99,13 @@ func TestChildNamesAtMaximumLengths(t *testing.T) {
 	}
 	if bad := invalid(databaseChildren(longDB(v1alpha1.MaxDatabaseNameLength))); len(bad) > 0 {
 		t.Errorf("ZNSDatabase name of %d characters:\n%s", v1alpha1.MaxDatabaseNameLength, strings.Join(bad, "\n"))
+	}
+	// storage.device: its own claim names and the volumes of its file system.
+	device := longDB(v1alpha1.MaxDatabaseNameLength)
+	zoned := device.Spec.Storage.ZonedDevice
+	device.Spec.Storage = v1alpha1.StorageSpec{Device: &v1alpha1.DeviceSource{NodeName: zoned.NodeName, DeviceName: zoned.DeviceName}}
+	if bad := invalid(databaseChildren(device)); len(bad) > 0 {
+		t.Errorf("storage.device, ZNSDatabase name of %d characters:\n%s", v1alpha1.MaxDatabaseNameLength, strings.Join(bad, "\n"))
 	}
 	if bad := invalid(databaseChildren(longDB(v1alpha1.MaxDatabaseNameLength + 1))); len(bad) == 0 {
 		t.Errorf("a ZNSDatabase name of %d characters makes only valid children: MaxDatabaseNameLength is too low", v1alpha1.MaxDatabaseNameLength+1)

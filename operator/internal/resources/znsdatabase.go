@@ -96,19 +96,23 @@ func GeneratedSecret(db *v1alpha1.ZNSDatabase, password string) *corev1.Secret {
 	return s
 }
 
-// Service exposes mysqld inside the cluster.
+// Service exposes mysqld inside the cluster and, with spec.metrics, the zns-metrics sidecar (MetricsURL).
 func Service(db *v1alpha1.ZNSDatabase) *corev1ac.ServiceApplyConfiguration {
+	spec := corev1ac.ServiceSpec().
+		WithType(corev1.ServiceTypeClusterIP).
+		WithSelector(db.SelectorLabels()).
+		WithPorts(corev1ac.ServicePort().
+			WithName("mysql").
+			WithProtocol(corev1.ProtocolTCP).
+			WithPort(v1alpha1.MySQLPort).
+			WithTargetPort(intstr.FromString("mysql")))
+	if db.MetricsEnabled() {
+		spec.WithPorts(metricsServicePort())
+	}
 	return corev1ac.Service(db.ServiceName(), db.Namespace).
 		WithLabels(db.Labels(ComponentDatabase)).
 		WithOwnerReferences(OwnerReference(db)).
-		WithSpec(corev1ac.ServiceSpec().
-			WithType(corev1.ServiceTypeClusterIP).
-			WithSelector(db.SelectorLabels()).
-			WithPorts(corev1ac.ServicePort().
-				WithName("mysql").
-				WithProtocol(corev1.ProtocolTCP).
-				WithPort(v1alpha1.MySQLPort).
-				WithTargetPort(intstr.FromString("mysql"))))
+		WithSpec(spec)
 }
 
 // hostnameAffinity pins to the node whose kubernetes.io/hostname label is node, the convention of local
@@ -121,26 +125,25 @@ func hostnameSelector(node string) *corev1ac.NodeSelectorApplyConfiguration {
 			WithValues(node)))
 }
 
-// DevicePV is the local Block PersistentVolume of a zonedDevice, pre-bound to DeviceClaim. Retain: deleting
-// the claim or the database never lets Kubernetes recycle or wipe the device.
+// DevicePV is the local Block PersistentVolume of a device named by node (zonedDevice, device), pre-bound to
+// DeviceClaim. Retain: deleting the claim or the database never lets Kubernetes recycle or wipe the device.
 func DevicePV(db *v1alpha1.ZNSDatabase, capacityBytes int64) *corev1ac.PersistentVolumeApplyConfiguration {
-	src := db.Spec.Storage.ZonedDevice
+	node := db.DeviceNode()
 	return localPV(db, localVolume{
-		name: v1alpha1.DevicePVName(src.NodeName, src.DeviceName), node: src.NodeName, claim: db.DeviceClaimName(),
+		name: v1alpha1.DevicePVName(node, db.DeviceName()), node: node, claim: db.DeviceClaimName(),
 		mode: corev1.PersistentVolumeBlock, capacityBytes: capacityBytes,
 	})
 }
 
 // DeviceClaim is the Block claim bound to DevicePV by name.
 func DeviceClaim(db *v1alpha1.ZNSDatabase, capacityBytes int64) *corev1ac.PersistentVolumeClaimApplyConfiguration {
-	src := db.Spec.Storage.ZonedDevice
 	return boundClaim(db, localVolume{
-		name: v1alpha1.DevicePVName(src.NodeName, src.DeviceName), claim: db.DeviceClaimName(),
+		name: v1alpha1.DevicePVName(db.DeviceNode(), db.DeviceName()), claim: db.DeviceClaimName(),
 		mode: corev1.PersistentVolumeBlock, capacityBytes: capacityBytes,
 	}, ComponentDevice)
 }
 
-// localVolume is a local PersistentVolume over the zoned device and the claim it is pre-bound to.
+// localVolume is a local PersistentVolume over the database's device and the claim it is pre-bound to.
 type localVolume struct {
 	name, node, claim string
 	mode              corev1.PersistentVolumeMode
@@ -200,7 +203,7 @@ func podSecurity(db *v1alpha1.ZNSDatabase) *corev1ac.PodSecurityContextApplyConf
 		WithRunAsGroup(MySQLGID).
 		WithFSGroup(MySQLGID).
 		WithSeccompProfile(corev1ac.SeccompProfile().WithType(corev1.SeccompProfileTypeRuntimeDefault))
-	if db.IsZoned() && db.Spec.DeviceGroupID != nil {
+	if db.HasBlockDevice() && db.Spec.DeviceGroupID != nil {
 		sc.WithSupplementalGroups(*db.Spec.DeviceGroupID)
 	}
 	return sc
@@ -213,10 +216,10 @@ func containerSecurity() *corev1ac.SecurityContextApplyConfiguration {
 		WithCapabilities(corev1ac.Capabilities().WithDrop("ALL"))
 }
 
-// PreflightJob inspects the zoned device read-only (sysfs and a zone report) and writes its verdict as JSON to
-// the termination message. Nothing that can write to the device is created before it passes.
+// PreflightJob inspects the device read-only (sysfs, and a zonedClaim's zone report) and writes its verdict as
+// JSON to the termination message. Nothing that can write to the device is created before it passes.
 func PreflightJob(db *v1alpha1.ZNSDatabase, image string) *batchv1ac.JobApplyConfiguration {
-	device := db.ZonedDeviceName()
+	device := db.DeviceName()
 	c := corev1ac.Container().
 		WithName(PreflightContainer).
 		WithImage(image).
@@ -226,12 +229,12 @@ func PreflightJob(db *v1alpha1.ZNSDatabase, image string) *batchv1ac.JobApplyCon
 	spec := corev1ac.PodSpec().
 		WithRestartPolicy(corev1.RestartPolicyNever).
 		WithSecurityContext(podSecurity(db))
-	if src := db.Spec.Storage.ZonedDevice; src != nil {
+	if node := db.DeviceNode(); node != "" {
 		// No device at all: nothing that could write to it exists until it passed. sysfs, which every container
 		// sees, is enough to judge it; the zone report needs the device open, which the device cgroup denies a
 		// hostPath device node, so format reads it later through the device's claim.
 		spec.WithAffinity(corev1ac.Affinity().WithNodeAffinity(corev1ac.NodeAffinity().
-			WithRequiredDuringSchedulingIgnoredDuringExecution(hostnameSelector(src.NodeName))))
+			WithRequiredDuringSchedulingIgnoredDuringExecution(hostnameSelector(node))))
 		c.WithCommand(append([]string{helperBinary, "preflight", "--device", device, "--sysfs-only"}, filesystemFlag(db)...)...)
 	} else {
 		// The user's claim, read-only: the kubelet then lets the container read the device and not write it.
@@ -291,8 +294,8 @@ func StatefulSet(db *v1alpha1.ZNSDatabase, in StatefulSetInput) *appsv1ac.Statef
 			corev1ac.Volume().WithName(volumeTmp).WithEmptyDir(corev1ac.EmptyDirVolumeSource()),
 		)
 
-	if db.HasZonedFilesystem() {
-		// The kubelet mounts the zoned btrfs or f2fs that the format Job made; mysqld never sees the device.
+	if db.MountsFormattedFilesystem() {
+		// The kubelet mounts the file system that the format Job made; mysqld never sees the device.
 		spec.WithVolumes(corev1ac.Volume().WithName(v1alpha1.DataClaimTemplateName).WithPersistentVolumeClaim(
 			corev1ac.PersistentVolumeClaimVolumeSource().WithClaimName(db.FilesystemClaimName())))
 	}
@@ -333,7 +336,7 @@ func StatefulSet(db *v1alpha1.ZNSDatabase, in StatefulSetInput) *appsv1ac.Statef
 			// kubectl logs and exec pick mysqld, not a metrics sidecar, when no container is named.
 			WithAnnotations(map[string]string{"kubectl.kubernetes.io/default-container": MySQLContainer}).
 			WithSpec(spec))
-	if !db.HasZonedFilesystem() {
+	if !db.MountsFormattedFilesystem() {
 		sts.WithVolumeClaimTemplates(dataClaimTemplate(db))
 	}
 	return appsv1ac.StatefulSet(db.StatefulSetName(), db.Namespace).
@@ -372,8 +375,8 @@ func FormatCommand(db *v1alpha1.ZNSDatabase) []string {
 	if policy == "" {
 		policy = v1alpha1.FormatIfNeeded
 	}
-	if db.HasZonedFilesystem() {
-		return zonedFilesystemFormatCommand(db, policy)
+	if db.MountsFormattedFilesystem() {
+		return formattedFilesystemCommand(db, policy)
 	}
 	return []string{helperBinary, "format",
 		"--device", db.ZonedDeviceName(),

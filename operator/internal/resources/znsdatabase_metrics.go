@@ -1,13 +1,16 @@
 package resources
 
 import (
+	"fmt"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
+	"github.com/zns-mysql/zns-mysql/operator/internal/benchresult"
 )
 
 // Names of the metrics sidecars.
@@ -53,8 +56,9 @@ func metricsSidecars(db *v1alpha1.ZNSDatabase, image string, data, run, tmp *cor
 		WithResources(sidecarResources()).
 		WithSecurityContext(containerSecurity()).
 		WithVolumeMounts(readOnly(data), tmp)
-	if db.IsZoned() {
-		args = append(args, "--device", db.ZonedDeviceName())
+	if db.HasBlockDevice() {
+		// storage.device too: its written bytes are the conventional baseline's (no zones to report there).
+		args = append(args, "--device", db.DeviceName())
 	}
 	if db.UsesZenFS() && device != nil {
 		// zenfs df and the zone report read the device; a btrfs or f2fs database has only the kubelet's mount, and
@@ -64,6 +68,32 @@ func metricsSidecars(db *v1alpha1.ZNSDatabase, image string, data, run, tmp *cor
 	}
 	zoned.WithCommand(args...)
 	return []*corev1ac.ContainerApplyConfiguration{exporter, zoned}
+}
+
+// MetricsURL is where the database's `znsdb metrics` sidecar answers through its Service (spec.metrics): the
+// benchmark's verify reads the usable capacity there.
+func MetricsURL(db *v1alpha1.ZNSDatabase) string {
+	return fmt.Sprintf("http://%s.%s.svc:%d/metrics", db.ServiceName(), db.Namespace, v1alpha1.ZonedMetricsPort)
+}
+
+// UsableSource names the figures of that sidecar that are the database's usable capacity: ZenFS's own space
+// (the datadir of a ZenFS database is only its small aux volume), or the datadir's file system (the zoned
+// btrfs or f2fs, or the volume).
+func UsableSource(db *v1alpha1.ZNSDatabase) string {
+	if db.UsesZenFS() {
+		return benchresult.UsableZenFS
+	}
+	return benchresult.UsableStatfs
+}
+
+// metricsServicePort puts the zns-metrics sidecar behind the database's Service, for the benchmark's verify.
+// PodMonitors scrape the pods, not the Service, so nothing is scraped twice.
+func metricsServicePort() *corev1ac.ServicePortApplyConfiguration {
+	return corev1ac.ServicePort().
+		WithName(v1alpha1.ZonedMetricsPortName).
+		WithProtocol(corev1.ProtocolTCP).
+		WithPort(v1alpha1.ZonedMetricsPort).
+		WithTargetPort(intstr.FromString(v1alpha1.ZonedMetricsPortName))
 }
 
 func sidecarResources() *corev1ac.ResourceRequirementsApplyConfiguration {

@@ -1,12 +1,15 @@
 package resources
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	"k8s.io/utils/ptr"
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
+	"github.com/zns-mysql/zns-mysql/operator/internal/benchresult"
 )
 
 func metricsDB(storage v1alpha1.StorageSpec, enabled *bool) *v1alpha1.ZNSDatabase {
@@ -86,6 +89,57 @@ func TestMetricsSidecars(t *testing.T) {
 			}
 			if got := len(zc.VolumeDevices) == 1; got != c.wantDevice {
 				t.Errorf("zns-metrics device %v, want %v", zc.VolumeDevices, c.wantDevice)
+			}
+		})
+	}
+}
+
+// TestMetricsForTheVerify: with spec.metrics, the Service also exposes the zns-metrics sidecar, and the
+// benchmark's verify is told to read the usable capacity there, from the figures that fit the storage; without
+// it, neither.
+func TestMetricsForTheVerify(t *testing.T) {
+	zoned := v1alpha1.StorageSpec{ZonedDevice: &v1alpha1.ZonedDeviceSource{NodeName: "n1", DeviceName: "nvme0n2"}}
+	f2fs := v1alpha1.StorageSpec{ZonedDevice: &v1alpha1.ZonedDeviceSource{NodeName: "n1", DeviceName: "nullb0", Filesystem: v1alpha1.FilesystemF2FS}}
+	volume := v1alpha1.StorageSpec{Volume: &v1alpha1.VolumeSource{}}
+	b := &v1alpha1.Benchmark{}
+	b.Name, b.Namespace = "bench", "lab"
+	for _, c := range []struct {
+		name   string
+		db     *v1alpha1.ZNSDatabase
+		source string // "" when the verify reads none
+	}{
+		{"zenfs", metricsDB(zoned, nil), benchresult.UsableZenFS},
+		{"f2fs", metricsDB(f2fs, ptr.To(true)), benchresult.UsableStatfs},
+		{"volume", metricsDB(volume, nil), benchresult.UsableStatfs},
+		{"off", metricsDB(volume, ptr.To(false)), ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			svc := Service(c.db)
+			var ports []string
+			for _, p := range svc.Spec.Ports {
+				ports = append(ports, fmt.Sprintf("%s:%d->%s", *p.Name, *p.Port, p.TargetPort.String()))
+			}
+			want := []string{"mysql:3306->mysql"}
+			if c.source != "" {
+				want = append(want, fmt.Sprintf("%s:%d->%s", v1alpha1.ZonedMetricsPortName, v1alpha1.ZonedMetricsPort, v1alpha1.ZonedMetricsPortName))
+			}
+			if !slices.Equal(ports, want) {
+				t.Errorf("Service ports %v, want %v", ports, want)
+			}
+
+			args := strings.Join(RunnerArgs(b, BenchJobInput{Phase: BenchPhaseVerify, DB: c.db}), " ")
+			wantArgs := "--metrics-url http://tenant1-mysql.lab.svc:9105/metrics --usable-source " + c.source
+			if c.source == "" {
+				if strings.Contains(args, "--metrics-url") {
+					t.Errorf("verify without metrics: %s", args)
+				}
+			} else if !strings.Contains(args, wantArgs) {
+				t.Errorf("verify: %s, want %s", args, wantArgs)
+			}
+			for _, phase := range []string{BenchPhasePrepare, BenchPhaseRun} {
+				if a := RunnerArgs(b, BenchJobInput{Phase: phase, Iteration: 1, DB: c.db}); slices.Contains(a, "--metrics-url") {
+					t.Errorf("%s reads the capacity too: %v", phase, a)
+				}
 			}
 		})
 	}

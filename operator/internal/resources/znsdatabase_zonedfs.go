@@ -6,12 +6,15 @@ import (
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
+	"github.com/zns-mysql/zns-mysql/operator/internal/precondition"
 )
 
-// FormatJob makes the zoned btrfs or f2fs on the device through its Block claim, with the same safety as the
-// ZenFS format step (znsdb format --filesystem): nothing that is not empty or not its own is formatted without
-// a new reformat token. It runs before anything mounts the device, and writes its report as the termination
-// message. Unprivileged: mkfs and zone resets need only the device opened for writing (kernel 5.14+).
+// FormatJob makes the file system of MountsFormattedFilesystem (a zoned btrfs or f2fs, or storage.device's ext4
+// or xfs) on the device through its Block claim, with the same safety as the ZenFS format step (znsdb format
+// --filesystem): nothing that is not empty or not its own is formatted without a new reformat token. For
+// storage.device it may precondition the whole device with fio first. It runs before anything mounts the
+// device, and writes its report as the termination message. Unprivileged: mkfs, fio and zone resets need only
+// the device opened for writing (zone resets: kernel 5.14+).
 func FormatJob(db *v1alpha1.ZNSDatabase, image string) *batchv1ac.JobApplyConfiguration {
 	c := corev1ac.Container().
 		WithName(FormatContainer).
@@ -40,39 +43,72 @@ func FormatJob(db *v1alpha1.ZNSDatabase, image string) *batchv1ac.JobApplyConfig
 				WithSpec(spec)))
 }
 
-// FilesystemPV is the local PersistentVolume in Filesystem mode over the device once the format Job made btrfs
-// or f2fs on it: the kubelet mounts the device with fsType and finds the file system there, so it never formats
+// FilesystemPV is the local PersistentVolume in Filesystem mode over the device once the format Job made its
+// file system: the kubelet mounts the device with fsType and finds the file system there, so it never formats
 // anything itself. Retain, like the Block one: deleting it leaves the data on the device.
 func FilesystemPV(db *v1alpha1.ZNSDatabase, node string, capacityBytes int64) *corev1ac.PersistentVolumeApplyConfiguration {
 	return localPV(db, filesystemVolume(db, node, capacityBytes))
 }
 
-// FilesystemClaim is the datadir claim of a zoned btrfs or f2fs, bound to FilesystemPV by name.
+// FilesystemClaim is the datadir claim of MountsFormattedFilesystem, bound to FilesystemPV by name.
 func FilesystemClaim(db *v1alpha1.ZNSDatabase, node string, capacityBytes int64) *corev1ac.PersistentVolumeClaimApplyConfiguration {
 	return boundClaim(db, filesystemVolume(db, node, capacityBytes), ComponentDatabase)
 }
 
 func filesystemVolume(db *v1alpha1.ZNSDatabase, node string, capacityBytes int64) localVolume {
 	return localVolume{
-		name: v1alpha1.FilesystemPVName(node, db.ZonedDeviceName()), node: node, claim: db.FilesystemClaimName(),
-		mode: corev1.PersistentVolumeFilesystem, fsType: string(db.ZonedFilesystem()), capacityBytes: capacityBytes,
+		name: v1alpha1.FilesystemPVName(node, db.DeviceName()), node: node, claim: db.FilesystemClaimName(),
+		mode: corev1.PersistentVolumeFilesystem, fsType: db.FormattedFilesystem(), capacityBytes: capacityBytes,
 	}
 }
 
-// filesystemFlag asks the preflight to judge the device for btrfs or f2fs; ZenFS, the helper's default, gets no
-// flag, so that an image with an older znsdb still runs it.
+// filesystemFlag asks the preflight to judge the device for btrfs, f2fs, ext4 or xfs; ZenFS, the helper's
+// default, gets no flag, so that an image with an older znsdb still runs it.
 func filesystemFlag(db *v1alpha1.ZNSDatabase) []string {
-	if !db.HasZonedFilesystem() {
+	if !db.MountsFormattedFilesystem() {
 		return nil
 	}
-	return []string{"--filesystem", string(db.ZonedFilesystem())}
+	return []string{"--filesystem", db.FormattedFilesystem()}
 }
 
-// zonedFilesystemFormatCommand is FormatCommand for btrfs and f2fs: no aux directory, no finish threshold.
-func zonedFilesystemFormatCommand(db *v1alpha1.ZNSDatabase, policy v1alpha1.FormatPolicy) []string {
-	return []string{helperBinary, "format",
-		"--device", db.ZonedDeviceName(),
-		"--filesystem", string(db.ZonedFilesystem()),
+// formattedFilesystemCommand is FormatCommand for btrfs, f2fs, ext4 and xfs: no aux directory, no finish
+// threshold; storage.device's precondition, when there is one.
+func formattedFilesystemCommand(db *v1alpha1.ZNSDatabase, policy v1alpha1.FormatPolicy) []string {
+	cmd := []string{helperBinary, "format",
+		"--device", db.DeviceName(),
+		"--filesystem", db.FormattedFilesystem(),
 		"--policy", string(policy),
 	}
+	return append(cmd, PreconditionPlan(db.DevicePrecondition()).Args()...)
+}
+
+// PreconditionPlan is the plan znsdb format runs for spec (disabled when spec is nil), with the API's defaults
+// for what the API server did not default (an object built in Go and never stored).
+func PreconditionPlan(spec *v1alpha1.DevicePreconditionSpec) precondition.Plan {
+	if spec == nil {
+		return precondition.Plan{}
+	}
+	p := precondition.DefaultPlan()
+	if spec.SequentialPasses != nil {
+		p.Passes = int(*spec.SequentialPasses)
+	}
+	if spec.SequentialBlockSize != nil {
+		p.BlockSize = spec.SequentialBlockSize.Value()
+	}
+	p.Rounds = int(spec.RandomRounds)
+	if spec.RoundSeconds != 0 {
+		p.RoundSeconds = int(spec.RoundSeconds)
+	}
+	if ss := spec.SteadyState; ss != nil {
+		if ss.Window != 0 {
+			p.Rule.Window = int(ss.Window)
+		}
+		if ss.MaxRangePercent != 0 {
+			p.Rule.RangePct = float64(ss.MaxRangePercent)
+		}
+		if ss.MaxSlopeExcursionPercent != 0 {
+			p.Rule.ExcursionPct = float64(ss.MaxSlopeExcursionPercent)
+		}
+	}
+	return p
 }

@@ -1,29 +1,43 @@
-// Package zonedfs knows the zoned modes of btrfs and f2fs: what each needs of a
-// host-managed device, how to make one safely, and how to tell what a device
-// already holds from blkid's probe. It computes only; znsdb runs the commands.
+// Package zonedfs is the format engine of the file systems the project makes
+// on a whole device and the kubelet then mounts: btrfs and f2fs in zoned mode
+// on a host-managed device, and ext4 and xfs on a conventional one
+// (conventional.go). It knows what each needs of the device, how to make one
+// safely, how to tell what a device already holds from blkid's probe, and
+// one format decision for all of them (Decide), with the applied reformat
+// token recorded in the file system's label. It computes only; znsdb runs the
+// commands.
 //
-// The limits below were read off Debian's 6.1 kernel and btrfs-progs 6.2 /
-// f2fs-tools 1.15 in the project's QEMU guest (hack/qemu/run.sh --userland).
+// The zoned limits below were read off Debian's 6.1 kernel and btrfs-progs
+// 6.2 / f2fs-tools 1.15 in the project's QEMU guest (hack/qemu/run.sh
+// --userland).
 package zonedfs
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/zns-mysql/zns-mysql/operator/internal/zbd"
 )
 
-// Filesystem is a file system with a zoned mode.
+// Filesystem is a file system the project makes on a whole device.
 type Filesystem string
 
 const (
+	// Btrfs and F2FS are made in zoned mode, on host-managed devices.
 	Btrfs Filesystem = "btrfs"
 	F2FS  Filesystem = "f2fs"
+	// Ext4 and XFS are made on conventional devices.
+	Ext4 Filesystem = "ext4"
+	XFS  Filesystem = "xfs"
 )
 
-// Parse accepts the names of the file systems this package handles.
+// Zoned reports whether fs is made in zoned mode on a host-managed device.
+func (fs Filesystem) Zoned() bool { return fs == Btrfs || fs == F2FS }
+
+// Parse accepts the names of the zoned file systems.
 func Parse(s string) (Filesystem, error) {
 	switch Filesystem(s) {
 	case Btrfs, F2FS:
@@ -122,30 +136,52 @@ func ConventionalZones(zones []zbd.Zone) int {
 	return n
 }
 
-// labelPrefix marks a file system made by zns-mysql; the rest of the label
-// records the reformat token it was made with, hashed, so that a restart can
-// tell an applied token from a new one without mounting.
-const labelPrefix = "zns-mysql"
+// The label of a file system made by zns-mysql records the reformat token it
+// was made with, hashed, so that a restart can tell an applied token from a
+// new one without mounting. It must fit every file system's label: XFS keeps
+// at most 12 bytes, ext4 16 (btrfs and f2fs far more). Hence "zns-" and 8 hex
+// digits of the token's SHA-256 (32 bits: what tells one token from the next
+// on one device, not a secret), and "zns-mysql" when no token was given.
+// The strict shape tells ours from a label a person chose; "zns-mysql-" and
+// 12 hex digits is what earlier versions wrote on btrfs and f2fs, still read.
+const (
+	labelPrefix = "zns-"
+	// labelNoToken is the label of a file system made without a token.
+	labelNoToken = "zns-mysql"
+	// MaxLabelLen is the longest label any of the file systems keeps (XFS).
+	MaxLabelLen = 12
+)
+
+var (
+	ourLabel    = regexp.MustCompile(`^zns-[0-9a-f]{8}$`)
+	legacyLabel = regexp.MustCompile(`^zns-mysql-[0-9a-f]{12}$`)
+)
 
 // Label is the label of a file system made with token ("" for none).
 func Label(token string) string {
 	if token == "" {
-		return labelPrefix
+		return labelNoToken
 	}
+	return labelPrefix + tokenHash(token)[:8]
+}
+
+func tokenHash(token string) string {
 	sum := sha256.Sum256([]byte(token))
-	return labelPrefix + "-" + hex.EncodeToString(sum[:])[:12]
+	return hex.EncodeToString(sum[:])
 }
 
 // AppliedToken reports whether label records token, and whether the label is
 // one zns-mysql writes at all.
 func AppliedToken(label, token string) (applied, ours bool) {
-	ours = label == labelPrefix || strings.HasPrefix(label, labelPrefix+"-")
-	return ours && label == Label(token), ours
+	ours = label == labelNoToken || ourLabel.MatchString(label) || legacyLabel.MatchString(label)
+	applied = ours && (label == Label(token) || token != "" && label == labelNoToken+"-"+tokenHash(token)[:12])
+	return applied, ours
 }
 
 // MkfsCommand is the command that makes fs on /dev/<device>, labelled with
 // the token. force lets mkfs replace what it finds (only after the user
-// confirmed with a new token and the zones were reset).
+// confirmed with a new token, and the zones were reset or the device was
+// preconditioned).
 func MkfsCommand(fs Filesystem, devPath, token string, force bool) ([]string, error) {
 	if !strings.HasPrefix(devPath, "/dev/") || strings.ContainsAny(devPath, " \t\n") {
 		return nil, fmt.Errorf("device path %q is not a /dev node", devPath)
@@ -158,8 +194,21 @@ func MkfsCommand(fs Filesystem, devPath, token string, force bool) ([]string, er
 		cmd = []string{"mkfs.btrfs", "-O", "zoned", "-d", "single", "-m", "single", "-L", Label(token)}
 	case F2FS:
 		cmd = []string{"mkfs.f2fs", "-m", "-l", Label(token)}
+	case Ext4:
+		// No discard: it would hand every block back to the drive's FTL and undo
+		// a precondition (the drive would look fresh again). Inode tables and the
+		// journal are written now, not by a kernel thread after the mount, whose
+		// writes would count as the benchmark's.
+		cmd = []string{"mkfs.ext4", "-L", Label(token), "-E", "nodiscard,lazy_itable_init=0,lazy_journal_init=0"}
+		if force {
+			cmd = append(cmd, "-F")
+		}
+		return append(cmd, devPath), nil
+	case XFS:
+		// -K: no discard, as for ext4.
+		cmd = []string{"mkfs.xfs", "-K", "-L", Label(token)}
 	default:
-		return nil, fmt.Errorf("no zoned mkfs for %q", fs)
+		return nil, fmt.Errorf("no mkfs for %q", fs)
 	}
 	if force {
 		cmd = append(cmd, "-f")

@@ -97,8 +97,14 @@ func TestLabelRecordsToken(t *testing.T) {
 		t.Errorf("label without token: %q", Label(""))
 	}
 	l := Label("2026-11-24")
-	if len(l) > 63 || l == Label("2026-11-25") || !strings.HasPrefix(l, "zns-mysql-") {
-		t.Errorf("label %q: want a short, token-specific zns-mysql- label", l)
+	if l == Label("2026-11-25") || !strings.HasPrefix(l, "zns-") {
+		t.Errorf("label %q: want a token-specific zns- label", l)
+	}
+	// XFS keeps 12 bytes of label, ext4 16: a longer one would be cut, and the token lost with it.
+	for _, tok := range []string{"", "t", "2026-11-24", strings.Repeat("x", 128)} {
+		if n := len(Label(tok)); n > MaxLabelLen || n > 12 {
+			t.Errorf("Label(%q) = %q: %d bytes, more than XFS keeps", tok, Label(tok), n)
+		}
 	}
 	if applied, ours := AppliedToken(l, "2026-11-24"); !applied || !ours {
 		t.Error("the token a label was made with is not recognised")
@@ -106,8 +112,26 @@ func TestLabelRecordsToken(t *testing.T) {
 	if applied, ours := AppliedToken(l, "other"); applied || !ours {
 		t.Error("another token counts as applied")
 	}
-	if _, ours := AppliedToken("home", ""); ours {
-		t.Error("a foreign label counts as ours")
+	if applied, ours := AppliedToken(Label(""), ""); !applied || !ours {
+		t.Error("a file system made without a token is not ours without one")
+	}
+	if applied, _ := AppliedToken(Label(""), "t"); applied {
+		t.Error("a new token counts as applied to a file system made without one")
+	}
+	// What earlier versions wrote on btrfs and f2fs: zns-mysql- and 12 hex digits of the same hash.
+	legacy := "zns-mysql-" + tokenHash("2026-11-24")[:12]
+	if applied, ours := AppliedToken(legacy, "2026-11-24"); !applied || !ours {
+		t.Errorf("the earlier label %q is not read", legacy)
+	}
+	if applied, ours := AppliedToken(legacy, "other"); applied || !ours {
+		t.Errorf("the earlier label %q: applied %v ours %v with another token", legacy, applied, ours)
+	}
+	// Labels a person may choose, close to ours, are not ours.
+	for _, foreign := range []string{"home", "", "zns", "zns-data", "zns-mysql2", "zns-0123456", "zns-0123456789",
+		"zns-ABCDEF01", "zns-mysql-0123", "ZNS-MYSQL", "zns-0123456g"} {
+		if _, ours := AppliedToken(foreign, ""); ours {
+			t.Errorf("label %q counts as ours", foreign)
+		}
 	}
 }
 
@@ -126,8 +150,17 @@ func TestMkfsCommand(t *testing.T) {
 			t.Errorf("device path %q accepted", bad)
 		}
 	}
-	if _, err := MkfsCommand("ext4", "/dev/nullb0", "", false); err == nil {
-		t.Error("ext4 accepted as a zoned file system")
+	got, err = MkfsCommand(Ext4, "/dev/vdb", "t", true)
+	if err != nil || !slices.Equal(got, []string{"mkfs.ext4", "-L", Label("t"), "-E",
+		"nodiscard,lazy_itable_init=0,lazy_journal_init=0", "-F", "/dev/vdb"}) {
+		t.Errorf("ext4 forced: %q, %v", got, err)
+	}
+	got, err = MkfsCommand(XFS, "/dev/vdb", "", false)
+	if err != nil || !slices.Equal(got, []string{"mkfs.xfs", "-K", "-L", "zns-mysql", "/dev/vdb"}) {
+		t.Errorf("xfs: %q, %v", got, err)
+	}
+	if _, err := MkfsCommand("vfat", "/dev/nullb0", "", false); err == nil {
+		t.Error("vfat accepted")
 	}
 }
 
