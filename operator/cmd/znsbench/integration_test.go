@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"github.com/zns-mysql/zns-mysql/operator/internal/benchresult"
 	"github.com/zns-mysql/zns-mysql/operator/internal/mycnf"
 	"github.com/zns-mysql/zns-mysql/operator/internal/sysbench"
+	"github.com/zns-mysql/zns-mysql/operator/internal/zonedmetrics"
 	"github.com/zns-mysql/zns-mysql/test/mysqltest"
 )
 
@@ -140,12 +142,26 @@ func realServer(t *testing.T, sb string, engine mycnf.Engine) {
 	}
 
 	s.Restart(gen(mycnf.ProfileWorkload))
-	ver := invoke(pwEnv, "verify")
+	// The database pod's metrics sidecar as `znsdb metrics --datadir` serves it, on this server's datadir.
+	sidecar := httptest.NewServer(zonedmetrics.New(zonedmetrics.Config{Datadir: p.DataDir}).Handler())
+	defer sidecar.Close()
+	ver := invoke(pwEnv, "verify", "--metrics-url="+sidecar.URL+"/metrics", "--usable-source="+UsableStatfs)
 	mustOK(ver, "verify")
 	if ver.summary.RowsFound != 4000 || ver.summary.RowsExpected != 4000 {
 		t.Errorf("verify: %d of %d rows", ver.summary.RowsFound, ver.summary.RowsExpected)
 	}
 	checkSizeAgainstDatadir(t, ver.summary, engine, p.DataDir)
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(p.DataDir, &st); err != nil {
+		t.Fatal(err)
+	}
+	unit := st.Frsize
+	if unit == 0 {
+		unit = st.Bsize
+	}
+	if want := int64(st.Blocks) * unit; ver.summary.UsableBytes != want || ver.summary.UsableSource != UsableStatfs {
+		t.Errorf("verify: usable %d (%s), statfs of the datadir says %d", ver.summary.UsableBytes, ver.summary.UsableSource, want)
+	}
 
 	dev := deviceOf(t, p.DataDir)
 	runArgs := []string{"run", "--time=5", "--report-interval=1"}

@@ -4,13 +4,15 @@
 //	znsbench prepare|verify|run|cleanup [flags]
 //	znsbench compare SUMMARY.json... (the last one is the baseline)
 //	znsbench precondition --dir DIR [--passes 2] [--fill-percent 90]
+//	znsbench drive --device DEV --dir DIR [--counters] [--model-op 7,28] (the drive sidecar)
 //
 // prepare, run and cleanup run sysbench, streaming its output to the pod
-// log; verify counts the prepared rows. Each writes a compact JSON summary
-// (package benchresult) to the termination log and to stdout; run also
-// prints the per-interval series as one "ZNSBENCH-SERIES " line. The MySQL
-// password comes from $MYSQL_PASSWORD and never appears on a command line
-// or in the output. Exit status: 0 success, 1 failure, 2 usage error.
+// log; verify counts the prepared rows and, with --metrics-url, reads the
+// usable capacity from the database pod's metrics sidecar. Each writes a
+// compact JSON summary (package benchresult) to the termination log and to
+// stdout; run also prints the per-interval series as one "ZNSBENCH-SERIES "
+// line. The MySQL password comes from $MYSQL_PASSWORD and never appears on a
+// command line or in the output. Exit status: 0 success, 1 failure, 2 usage error.
 package main
 
 import (
@@ -55,6 +57,9 @@ type config struct {
 	connectTimeout time.Duration
 	createDatabase bool
 	dropExisting   bool
+	driveDir       string
+	metricsURL     string
+	usableSource   string
 }
 
 func usage(w io.Writer, fs *flag.FlagSet) {
@@ -100,6 +105,9 @@ func newFlagSet(c *config) *flag.FlagSet {
 	fs.IntVar(&c.tailLines, "tail-lines", 15, "sysbench output lines kept in a failure's error message")
 	fs.DurationVar(&c.connectTimeout, "connect-timeout", 30*time.Second, "verify and --create-database: how long to retry connecting to the server")
 	fs.BoolVar(&c.createDatabase, "create-database", false, "prepare: create --mysql-db first if it does not exist")
+	fs.StringVar(&c.driveDir, "drive-dir", "", "directory shared with the drive sidecar: wait (bounded) until it has read the drive before the phase starts")
+	fs.StringVar(&c.metricsURL, "metrics-url", "", "verify: the database pod's metrics sidecar (znsdb metrics, http://HOST:9105/metrics), read for the usable capacity; unreadable is logged, never a failure")
+	fs.StringVar(&c.usableSource, "usable-source", UsableStatfs, "verify: which figures of --metrics-url are the usable capacity: "+UsableStatfs+" (the datadir's file system) or "+UsableZenFS+" (zenfs df's free, used and reclaimable)")
 	fs.BoolVar(&c.dropExisting, "drop-existing", false, "prepare: drop the sysbench tables (sbtest<N>) an earlier prepare left in --mysql-db first")
 	return fs
 }
@@ -118,6 +126,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, getenv f
 		return compareCmd(args[1:], stdout, stderr)
 	case benchresult.PhasePrecondition:
 		return preconditionCmd(ctx, args[1:], stdout, stderr)
+	case "drive":
+		return driveCmd(ctx, args[1:], stdout, stderr)
 	}
 	c.phase = args[0]
 	switch c.phase {

@@ -33,12 +33,16 @@ func preconditionCmd(ctx context.Context, args []string, stdout, stderr io.Write
 	fioPath := fs.String("fio", "fio", "fio binary")
 	target := fs.String("target", "", "target name, copied into the summary")
 	termLog := fs.String("termination-log", "/dev/termination-log", "where to write the summary (skipped if not writable)")
+	driveDir := fs.String("drive-dir", "", "directory shared with the drive sidecar: wait (bounded) until it has read the drive")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if *dir == "" || *passes < 1 || *fill < 1 || *fill > 99 {
 		fmt.Fprintln(stderr, "znsbench precondition: --dir is required, --passes >= 1, --fill-percent in 1..99")
 		return 2
+	}
+	if *driveDir != "" {
+		awaitDrive(ctx, *driveDir, sleepCtx, func(format string, a ...any) { fmt.Fprintf(stderr, "znsbench: "+format+"\n", a...) })
 	}
 	sum := benchresult.Summary{Phase: benchresult.PhasePrecondition, Target: *target, StartTime: time.Now().UTC().Format(time.RFC3339)}
 	written, err := precondition(ctx, *dir, *passes, *fill, *maxBytes, *fioPath, stdout, stderr)

@@ -51,12 +51,16 @@ func (r *runner) main(ctx context.Context) int {
 	r.sum = benchresult.Summary{Phase: c.phase, Target: c.target, Iteration: c.iteration,
 		Workload: c.spec.Workload, Threads: c.spec.Threads}
 	r.tail = newLineRing(max(c.tailLines, 1))
+	if c.driveDir != "" {
+		awaitDrive(ctx, c.driveDir, r.sleep, r.logf)
+	}
 
 	var err error
 	switch {
 	case c.phase == benchresult.PhaseVerify:
 		if err = r.verify(ctx); err == nil {
 			r.measureSize(ctx)
+			r.measureUsable(ctx)
 		}
 	case c.phase == benchresult.PhasePrepare && (c.createDatabase || c.dropExisting):
 		if c.dropExisting {

@@ -104,6 +104,8 @@ func (r *BenchmarkReconciler) step(ctx context.Context, b *v1alpha1.Benchmark) (
 		return r.precondition(ctx, b)
 	case v1alpha1.BenchmarkPreparing, v1alpha1.BenchmarkVerifying:
 		return r.prepare(ctx, b)
+	case v1alpha1.BenchmarkSteadyState:
+		return r.steadyState(ctx, b)
 	case v1alpha1.BenchmarkRunning:
 		return r.run(ctx, b)
 	default: // Completed, Failed: only make sure nothing runs, no database is left in bulkload or held.

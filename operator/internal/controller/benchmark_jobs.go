@@ -50,15 +50,9 @@ func (r *BenchmarkReconciler) runJob(ctx context.Context, b *v1alpha1.Benchmark,
 	if err != nil || exists {
 		return sum, done, err
 	}
-	image := b.Spec.Image
-	if image == "" {
-		image = r.Image
-	}
-	in := resources.BenchJobInput{Phase: phase, Iteration: it, DB: db, Image: image, StartAt: startAt}
-	if !db.IsZoned() {
-		if in.Volume, err = r.volumeDevice(ctx, db); err != nil {
-			return benchresult.Summary{}, false, err
-		}
+	in, err := r.jobInput(ctx, b, phase, it, db, startAt)
+	if err != nil {
+		return benchresult.Summary{}, false, err
 	}
 	job := resources.BenchJob(b, in)
 	err = r.Apply(ctx, job, client.FieldOwner(FieldManager), client.ForceOwnership)
@@ -68,6 +62,22 @@ func (r *BenchmarkReconciler) runJob(ctx context.Context, b *v1alpha1.Benchmark,
 			Error: fmt.Sprintf("the API server refused Job %s: %v", *job.Name, err)}, true, nil
 	}
 	return benchresult.Summary{}, false, err
+}
+
+// jobInput is what the Job of one phase for one target is built from.
+func (r *BenchmarkReconciler) jobInput(ctx context.Context, b *v1alpha1.Benchmark, phase string, it int32, db *v1alpha1.ZNSDatabase, startAt time.Time) (resources.BenchJobInput, error) {
+	image := b.Spec.Image
+	if image == "" {
+		image = r.Image
+	}
+	in := resources.BenchJobInput{Phase: phase, Iteration: it, DB: db, Image: image, StartAt: startAt}
+	if !db.IsZoned() {
+		var err error
+		if in.Volume, err = r.volumeDevice(ctx, db); err != nil {
+			return in, err
+		}
+	}
+	return in, nil
 }
 
 // volumeDevice is the block device under a conventional database's datadir, when its claim is bound to a

@@ -44,7 +44,15 @@ func (r *BenchmarkReconciler) precondition(ctx context.Context, b *v1alpha1.Benc
 			r.failTarget(b, ts, event.PreconditionFailed, sum.Reason, "precondition failed: "+sum.Error)
 			continue
 		}
-		ts.Preconditioned, ts.PreconditionWrittenBytes = true, sum.DeviceWrittenBytes
+		drive, pending, err := r.driveOutcome(ctx, b, resources.BenchPhasePrecondition, 0, db, 0)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if pending {
+			running++
+			continue
+		}
+		ts.Preconditioned, ts.PreconditionWrittenBytes, ts.PreconditionDrive = true, sum.DeviceWrittenBytes, drive
 	}
 	if res, failed, err := r.failedBeforeRun(ctx, b, "preconditioning"); failed || err != nil {
 		return res, err
@@ -100,6 +108,19 @@ func (r *BenchmarkReconciler) prepare(ctx context.Context, b *v1alpha1.Benchmark
 		}
 	}
 	if remaining == 0 {
+		if b.Spec.SteadyState != nil {
+			r.setPhase(b, v1alpha1.BenchmarkSteadyState, "steady state")
+			return ctrl.Result{Requeue: true}, nil
+		}
+		for _, ts := range active(b) {
+			db, err := r.targetDB(ctx, b, ts)
+			if err != nil {
+				return ctrl.Result{}, err
+			}
+			if db != nil {
+				markSteadyState(b, ts, db)
+			}
+		}
 		b.Status.Iteration = 1
 		r.setPhase(b, v1alpha1.BenchmarkRunning, runLabel(b, 1))
 		return ctrl.Result{Requeue: true}, nil
@@ -131,7 +152,11 @@ func (r *BenchmarkReconciler) prepareTarget(ctx context.Context, b *v1alpha1.Ben
 			if !sum.OK {
 				r.failTarget(b, ts, event.PrepareFailed, sum.Reason, "prepare failed: "+sum.Error)
 			} else {
-				ts.State = v1alpha1.TargetPrepared
+				drive, pending, err := r.driveOutcome(ctx, b, resources.BenchPhasePrepare, 0, db, 0)
+				if err != nil || pending {
+					return err
+				}
+				ts.State, ts.PrepareDrive = v1alpha1.TargetPrepared, drive
 			}
 			return r.setProfileBack(ctx, b, ts, db)
 		}
@@ -172,6 +197,7 @@ func (r *BenchmarkReconciler) prepareTarget(ctx context.Context, b *v1alpha1.Ben
 		}
 		ts.Rows = sum.RowsFound
 		recordPrepareSize(ts, sum)
+		recordCapacity(b, ts, db, sum)
 		// Admission bounds tables x tableSize to 10^10: the product cannot overflow.
 		want := int64(b.Spec.Tables) * b.Spec.TableSize
 		if !sum.OK || sum.RowsFound != want {

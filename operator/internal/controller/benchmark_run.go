@@ -56,11 +56,20 @@ func (r *BenchmarkReconciler) run(ctx context.Context, b *v1alpha1.Benchmark) (c
 			r.failTarget(b, ts, event.RunFailed, sum.Reason, fmt.Sprintf("run %d failed: %s", it, sum.Error))
 			continue
 		}
+		drive, pending, err := r.driveOutcome(ctx, b, resources.BenchPhaseRun, it, db, sum.Transactions)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if pending {
+			running++
+			continue
+		}
 		cm, err := r.keepSeries(ctx, b, it, ts.Name)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
 		res := iterationResult(it, sum, cm)
+		res.Drive = drive
 		res.Threads, _ = b.Spec.RunThreads(it)
 		ts.Iterations = append(ts.Iterations, res)
 		recordSize(ts, sum)
@@ -155,6 +164,9 @@ func (r *BenchmarkReconciler) summarize(b *v1alpha1.Benchmark) {
 			continue
 		}
 		ts.State = v1alpha1.TargetDone
+		if note := steadyNote(ts); note != "" && !slices.Contains(ts.Notes, note) {
+			ts.Notes = append(ts.Notes, note)
+		}
 		ts.Mean = meanFigures(ts.Iterations)
 		ts.Sweep = nil
 		for _, th := range b.Spec.ThreadSweep {
@@ -168,9 +180,17 @@ func (r *BenchmarkReconciler) summarize(b *v1alpha1.Benchmark) {
 				ts.Sweep = append(ts.Sweep, v1alpha1.SweepPoint{Threads: th, Mean: meanFigures(its)})
 			}
 		}
+		last := ts.Iterations
 		if n := len(ts.Sweep); n > 0 {
 			ts.Mean = ts.Sweep[n-1].Mean.DeepCopy()
+			last = nil
+			for _, it := range ts.Iterations {
+				if it.Threads == ts.Sweep[n-1].Threads {
+					last = append(last, it)
+				}
+			}
 		}
+		ts.DriveMean = meanDrive(last)
 		if ts.Name == b.Status.Baseline {
 			base[0] = ts.Mean
 			for _, p := range ts.Sweep {

@@ -89,7 +89,10 @@ func (r *BenchmarkReconciler) waitForTargets(ctx context.Context, b *v1alpha1.Be
 			missing = append(missing, ts.Name)
 			continue
 		}
-		ts.Engine, ts.Storage, ts.Filesystem = string(db.Spec.Engine), db.Status.Storage, string(db.ZonedFilesystem())
+		ts.Engine, ts.Storage, ts.Filesystem = string(db.Spec.Engine), db.Status.Storage, db.FormattedFilesystem()
+		if db.UsesZenFS() {
+			ts.Filesystem = string(v1alpha1.FilesystemZenFS)
+		}
 		dbs = append(dbs, db)
 	}
 	if len(missing) > 0 {

@@ -100,7 +100,7 @@ func TestDashboardQueriesExist(t *testing.T) {
 		t.Errorf("only %d series queried: the panels were not read", queried)
 	}
 	for _, title := range []string{"Phase", "TPS per tenant (live)", "Latency per tenant (live, spec percentile)",
-		"Device write rate", "ZenFS space", "Zones by state"} {
+		"Device write rate", "ZenFS space", "Zones by state", "Drive write amplification (measured and modelled)"} {
 		if !titles[title] {
 			t.Errorf("no panel %q", title)
 		}

@@ -100,6 +100,20 @@ var (
 	descResultVsBaseline = newDesc(Namespace+"_benchmark_result_ratio_to_baseline",
 		"Target / baseline for tps, latency (the spec's percentile) and device bytes per transaction.",
 		append(targetLabels, "figure"), nil)
+	descResultDriveHost = newDesc(Namespace+"_benchmark_result_drive_host_bytes_per_transaction",
+		"Bytes the drive itself counted as received per transaction over the runs (its SMART or FDP log; measured, spec.drive).",
+		targetLabels, nil)
+	descResultDriveMedia = newDesc(Namespace+"_benchmark_result_drive_media_bytes_per_transaction",
+		"Bytes the drive counted as written to its flash per transaction over the runs (its OCP C0h or FDP log; measured). "+
+			"Emulated drives (QEMU) have no FTL: there it equals the host bytes.",
+		targetLabels, nil)
+	descResultDriveWA = newDesc(Namespace+"_benchmark_result_drive_write_amplification",
+		"The drive's media bytes over its host bytes over the runs (measured), with the logs they come from (smart+ocp, fdp).",
+		append(targetLabels, "source"), nil)
+	descResultModelledWA = newDesc(Namespace+"_benchmark_result_modelled_write_amplification",
+		"Write amplification of a page-mapped FTL with greedy GC fed the device's block trace over the runs, at each "+
+			"over-provisioning factor of spec.drive (modelled, not measured; conventional targets only).",
+		append(targetLabels, "over_provisioning_percent"), nil)
 	descTargetFailed = newDesc(Namespace+"_benchmark_target_failed",
 		"1 when the target failed, with the reason from the fixed set (docs/benchmark.md).", append(targetLabels, "reason"), nil)
 
@@ -132,7 +146,7 @@ type stateCollector struct {
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descBenchPhase, descBenchPhaseSeconds, descBenchIteration, descLiveTPS,
 		descLiveLatency, descResultTPS, descResultQPS, descResultLatency, descResultBytesPerTxn, descResultVsBaseline,
-		descTargetFailed, descDBAvailable, descDBZenFS, descDBZones} {
+		descResultDriveHost, descResultDriveMedia, descResultDriveWA, descResultModelledWA, descTargetFailed, descDBAvailable, descDBZenFS, descDBZones} {
 		ch <- d
 	}
 }
@@ -210,11 +224,28 @@ func collectBenchmark(ch chan<- prometheus.Metric, b *v1alpha1.Benchmark, now ti
 				emit(ch, descResultLatency, v, append(tl, q)...)
 			}
 		}
+		collectDrive(ch, t.DriveMean, tl)
 		if r := t.VsBaseline; r != nil {
 			emit(ch, descResultVsBaseline, r.TPS, append(tl, "tps")...)
 			emit(ch, descResultVsBaseline, r.LatencyPct, append(tl, "latency")...)
 			emit(ch, descResultVsBaseline, r.BytesPerTransaction, append(tl, "device_bytes_per_transaction")...)
 		}
+	}
+}
+
+// collectDrive exports the drive's figures over a target's runs: measured and modelled in separate families, and
+// nothing for a figure the status lacks.
+func collectDrive(ch chan<- prometheus.Metric, d *v1alpha1.DriveFigures, tl []string) {
+	if d == nil {
+		return
+	}
+	if c := d.Counters; c != nil {
+		emit(ch, descResultDriveHost, c.HostBytesPerTransaction, tl...)
+		emit(ch, descResultDriveMedia, c.MediaBytesPerTransaction, tl...)
+		emit(ch, descResultDriveWA, c.WriteAmplification, append(tl, c.MediaSource)...)
+	}
+	for _, m := range d.Modelled {
+		emit(ch, descResultModelledWA, m.WriteAmplification, append(tl, strconv.Itoa(int(m.OverProvisioningPercent)))...)
 	}
 }
 

@@ -69,19 +69,21 @@ func Collect(b *v1alpha1.Benchmark, cms []corev1.ConfigMap) (Data, error) {
 
 // Export is the JSON document of `kubectl zns export --format json`: figures are numbers (null when absent).
 type Export struct {
-	Namespace   string         `json:"namespace"`
-	Benchmark   string         `json:"benchmark"`
-	Phase       string         `json:"phase"`
-	Workload    string         `json:"workload"`
-	Tables      int32          `json:"tables"`
-	TableSize   int64          `json:"tableSize"`
-	Threads     int32          `json:"threads"`
-	DurationSec int32          `json:"durationSeconds"`
-	Percentile  int32          `json:"percentile"`
-	Baseline    string         `json:"baseline"`
-	Result      string         `json:"result,omitempty"`
-	Targets     []ExportTarget `json:"targets"`
-	Runs        []ExportRun    `json:"runs"`
+	Namespace   string `json:"namespace"`
+	Benchmark   string `json:"benchmark"`
+	Phase       string `json:"phase"`
+	Workload    string `json:"workload"`
+	Tables      int32  `json:"tables"`
+	TableSize   int64  `json:"tableSize"`
+	Threads     int32  `json:"threads"`
+	DurationSec int32  `json:"durationSeconds"`
+	Percentile  int32  `json:"percentile"`
+	Baseline    string `json:"baseline"`
+	Result      string `json:"result,omitempty"`
+	// DriveSources, with drive figures, says what is measured and what modelled.
+	DriveSources map[string]string `json:"driveSources,omitempty"`
+	Targets      []ExportTarget    `json:"targets"`
+	Runs         []ExportRun       `json:"runs"`
 }
 
 // ExportTarget is one target's summary.
@@ -99,6 +101,12 @@ type ExportTarget struct {
 	Notes      []string            `json:"notes,omitempty"`
 	Sweep      []ExportSweepPoint  `json:"sweep,omitempty"`
 	Size       *v1alpha1.DataSize  `json:"size,omitempty"`
+	// The drive's figures of the precondition, the prepare and the runs taken together (spec.drive), and the
+	// usable capacity.
+	PreconditionDrive *ExportDrive    `json:"preconditionDrive,omitempty"`
+	PrepareDrive      *ExportDrive    `json:"prepareDrive,omitempty"`
+	DriveMean         *ExportDrive    `json:"driveMean,omitempty"`
+	Capacity          *ExportCapacity `json:"capacity,omitempty"`
 }
 
 // ExportSweepPoint is one target's mean and ratios at one thread count of a sweep.
@@ -118,6 +126,7 @@ type ExportRun struct {
 	Transactions int64               `json:"transactions,omitempty"`
 	DataBytes    int64               `json:"dataBytes,omitempty"`
 	Figures      map[string]*float64 `json:"figures"`
+	Drive        *ExportDrive        `json:"drive,omitempty"`
 	Series       *benchresult.Series `json:"series"`
 }
 
@@ -190,7 +199,12 @@ func ToExport(d Data) Export {
 		Targets: []ExportTarget{}, Runs: []ExportRun{}}
 	for _, ts := range b.Status.Targets {
 		t := ExportTarget{Name: ts.Name, Stack: Stack(ts), Engine: ts.Engine, Storage: ts.Storage, State: string(ts.State),
-			Reason: ts.Reason, Message: ts.Message, Rows: ts.Rows, Notes: ts.Notes, Size: ts.Size}
+			Reason: ts.Reason, Message: ts.Message, Rows: ts.Rows, Notes: ts.Notes, Size: ts.Size,
+			PreconditionDrive: exportDrive(ts.PreconditionDrive), PrepareDrive: exportDrive(ts.PrepareDrive),
+			DriveMean: exportDrive(ts.DriveMean), Capacity: exportCapacity(ts.Capacity)}
+		if t.PreconditionDrive != nil || t.PrepareDrive != nil || t.DriveMean != nil {
+			e.DriveSources = DriveSourcesExport
+		}
 		if ts.State != v1alpha1.TargetFailed {
 			t.Mean, t.VsBaseline = figureMap(ts.Mean), ratioMap(ts.VsBaseline)
 			for _, p := range ts.Sweep {
@@ -201,7 +215,11 @@ func ToExport(d Data) Export {
 	}
 	for _, r := range d.Runs {
 		e.Runs = append(e.Runs, ExportRun{Target: r.Target, Iteration: r.Iteration, Threads: r.Threads, StartTime: r.Figures.StartTime,
-			EndTime: r.Figures.EndTime, Transactions: r.Figures.Transactions, DataBytes: r.Figures.DataBytes, Figures: figureMap(&r.Figures.RunFigures), Series: r.Series})
+			EndTime: r.Figures.EndTime, Transactions: r.Figures.Transactions, DataBytes: r.Figures.DataBytes, Figures: figureMap(&r.Figures.RunFigures),
+			Drive: exportDrive(r.Figures.Drive), Series: r.Series})
+		if r.Figures.Drive != nil {
+			e.DriveSources = DriveSourcesExport
+		}
 	}
 	return e
 }
@@ -226,6 +244,9 @@ func SummaryCSV(w io.Writer, d Data) error {
 	}
 	// data_bytes: after that run; on mean rows, the size after the prepare and after the runs.
 	head = append(head, "data_bytes", "data_after_prepare_bytes", "data_after_runs_bytes", "data_source")
+	// The drive's figures (a run's, or on mean rows the runs' together) and, on mean rows, the usable capacity.
+	ops := ModelOPs(b)
+	head = append(head, driveHead(ops)...)
 	if err := cw.Write(head); err != nil {
 		return err
 	}
@@ -236,7 +257,8 @@ func SummaryCSV(w io.Writer, d Data) error {
 		}
 		return strconv.FormatInt(n, 10)
 	}
-	row := func(ts v1alpha1.TargetStatus, threads int32, iteration string, f *v1alpha1.RunFigures, r *v1alpha1.Ratios, runBytes int64) error {
+	row := func(ts v1alpha1.TargetStatus, threads int32, iteration string, f *v1alpha1.RunFigures, r *v1alpha1.Ratios, runBytes int64,
+		drive *v1alpha1.DriveFigures) error {
 		rec := []string{b.Name, ts.Name, Stack(ts), string(ts.State), ts.Reason, strconv.Itoa(int(threads)), iteration, pct}
 		for _, c := range figureColumns {
 			v := ""
@@ -258,6 +280,11 @@ func SummaryCSV(w io.Writer, d Data) error {
 		} else {
 			rec = append(rec, "", "", "")
 		}
+		var capacity *v1alpha1.TargetCapacity
+		if iteration == "mean" {
+			capacity = ts.Capacity
+		}
+		rec = append(rec, driveRecord(drive, capacity, ops)...)
 		return cw.Write(rec)
 	}
 	for _, ts := range b.Status.Targets {
@@ -267,25 +294,29 @@ func SummaryCSV(w io.Writer, d Data) error {
 			if th == 0 {
 				th, _ = b.Spec.RunThreads(it.Iteration)
 			}
-			if err := row(ts, th, strconv.Itoa(int(it.Iteration)), &it.RunFigures, nil, it.DataBytes); err != nil {
+			if err := row(ts, th, strconv.Itoa(int(it.Iteration)), &it.RunFigures, nil, it.DataBytes, it.Drive); err != nil {
 				return err
 			}
 		}
 		if ts.State == v1alpha1.TargetFailed {
-			if err := row(ts, b.Spec.Threads, "mean", nil, nil, 0); err != nil {
+			if err := row(ts, b.Spec.Threads, "mean", nil, nil, 0, nil); err != nil {
 				return err
 			}
 			continue
 		}
-		if len(ts.Sweep) > 0 { // a mean per thread count (the target's mean is the last one's)
-			for _, p := range ts.Sweep {
-				if err := row(ts, p.Threads, "mean", p.Mean, p.VsBaseline, 0); err != nil {
+		if len(ts.Sweep) > 0 { // a mean per thread count (the target's mean is the last one's, and so is its drive mean)
+			for i, p := range ts.Sweep {
+				var drive *v1alpha1.DriveFigures
+				if i == len(ts.Sweep)-1 {
+					drive = ts.DriveMean
+				}
+				if err := row(ts, p.Threads, "mean", p.Mean, p.VsBaseline, 0, drive); err != nil {
 					return err
 				}
 			}
 			continue
 		}
-		if err := row(ts, b.Spec.Threads, "mean", ts.Mean, ts.VsBaseline, 0); err != nil {
+		if err := row(ts, b.Spec.Threads, "mean", ts.Mean, ts.VsBaseline, 0, ts.DriveMean); err != nil {
 			return err
 		}
 	}

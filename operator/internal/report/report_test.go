@@ -421,6 +421,7 @@ func TestStackNamesTheZonedFilesystem(t *testing.T) {
 		{"innodb", "zoned", "btrfs", "InnoDB on zoned btrfs"},
 		{"rocksdb", "zoned", "f2fs", "MyRocks on zoned f2fs"},
 		{"innodb", "volume", "", "InnoDB on a volume"},
+		{"innodb", "device", "xfs", "InnoDB on xfs on a conventional device"},
 	} {
 		ts := v1alpha1.TargetStatus{Engine: tc.engine, Storage: tc.storage, Filesystem: tc.fs}
 		if got := Stack(ts); got != tc.want {

@@ -52,17 +52,39 @@ func ResultLine(b *v1alpha1.Benchmark) string {
 		return strings.Join(parts, "; ")
 	}
 	if len(parts) == 0 { // the baseline alone
-		for _, ts := range b.Status.Targets {
-			if ts.Name == b.Status.Baseline {
-				return fmt.Sprintf("%s %s TPS, %s %s ms", ts.Name, dash(ts.Mean.TPS), pctLabel(b), dash(ts.Mean.LatencyPctMs))
+		if ts := baselineStatus(b); ts != nil {
+			line := fmt.Sprintf("%s %s TPS, %s %s ms", ts.Name, dash(ts.Mean.TPS), pctLabel(b), dash(ts.Mean.LatencyPctMs))
+			if !InSteadyState(*ts) {
+				line += " (not in steady state)"
 			}
+			return line
 		}
 	}
 	line := strings.Join(parts, "; ") + " vs " + b.Status.Baseline
 	if n := len(b.Spec.ThreadSweep); n > 0 {
 		line = fmt.Sprintf("at %d threads: %s", b.Spec.ThreadSweep[n-1], line)
 	}
+	if base := baselineStatus(b); base != nil && !InSteadyState(*base) {
+		line += " (baseline not in steady state)"
+	}
 	return line
+}
+
+func baselineStatus(b *v1alpha1.Benchmark) *v1alpha1.TargetStatus {
+	for i := range b.Status.Targets {
+		if b.Status.Targets[i].Name == b.Status.Baseline {
+			return &b.Status.Targets[i]
+		}
+	}
+	return nil
+}
+
+// InSteadyState is false for a target the methodology wants in steady state before its runs (a conventional
+// one) whose write-only phase did not settle or did not run; statuses written before the phase existed count
+// as true, since nothing is known of them.
+func InSteadyState(ts v1alpha1.TargetStatus) bool {
+	st := ts.SteadyState
+	return st == nil || !st.Required || st.Reached
 }
 
 // Elapsed is how long the Benchmark has run: from its start to its end, or to now while it runs.

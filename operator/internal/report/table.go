@@ -27,6 +27,8 @@ func Stack(ts v1alpha1.TargetStatus) string {
 		return engine + " on zoned " + ts.Filesystem
 	case ts.Storage == "volume":
 		return engine + " on a volume"
+	case ts.Storage == "device" && ts.Filesystem != "":
+		return engine + " on " + ts.Filesystem + " on a conventional device"
 	case ts.Storage != "":
 		return engine + " on " + ts.Storage
 	}
@@ -81,8 +83,9 @@ func threadsLabel(b *v1alpha1.Benchmark) string {
 }
 
 // Table writes the comparison of one Benchmark: one row per target with its mean figures and its ratios to the
-// baseline; a failed target is marked FAILED with its reason and, below the table, its cause. Notes the
-// operator attached to targets follow.
+// baseline; a failed target is marked FAILED with its reason and, below the table, its cause. The latency
+// distribution, a thread sweep, the data on disk and the drive's write amplification and usable capacity follow
+// when the status has them, then the notes the operator attached to targets.
 func Table(w io.Writer, b *v1alpha1.Benchmark) error {
 	fmt.Fprintln(w, Headline(b))
 	pct := pctLabel(b)
@@ -125,6 +128,9 @@ func Table(w io.Writer, b *v1alpha1.Benchmark) error {
 		return err
 	}
 	if err := sizeTable(w, b); err != nil {
+		return err
+	}
+	if err := driveTables(w, b); err != nil {
 		return err
 	}
 	for _, l := range tail {

@@ -36,14 +36,17 @@ const (
 	BenchPhaseRun     = "run"
 	// BenchPhasePrecondition fills a conventional target's volume with fio.
 	BenchPhasePrecondition = "precondition"
-	preconditionMount      = "/data"
+	// BenchPhaseSteady is one round of the write-only phase (spec.steadyState): the runner's run, numbered by
+	// round, without a common start.
+	BenchPhaseSteady  = "steady"
+	preconditionMount = "/data"
 )
 
 // BenchJobName is deterministic in benchmark, phase, iteration and target, so that a restarted operator finds
 // the Job it created before instead of creating a second one.
 func BenchJobName(b *v1alpha1.Benchmark, phase string, iteration int32, target string) string {
-	if phase == BenchPhaseRun {
-		return fmt.Sprintf("%s-run%d-%s", b.Name, iteration, target)
+	if phase == BenchPhaseRun || phase == BenchPhaseSteady {
+		return fmt.Sprintf("%s-%s%d-%s", b.Name, phase, iteration, target)
 	}
 	return fmt.Sprintf("%s-%s-%s", b.Name, phase, target)
 }
@@ -91,14 +94,17 @@ type BenchJobInput struct {
 
 // device is the block device whose writes a run of in counts, and its node; empty when there is none.
 func (in BenchJobInput) device() deviceid.ID {
-	if src := in.DB.Spec.Storage.ZonedDevice; src != nil {
-		return deviceid.ID{Node: src.NodeName, Device: src.DeviceName}
+	if node := in.DB.DeviceNode(); node != "" {
+		return deviceid.ID{Node: node, Device: in.DB.DeviceName()}
 	}
 	if name := in.DB.ZonedDeviceName(); name != "" {
 		return deviceid.ID{Device: name}
 	}
 	return in.Volume
 }
+
+// DeviceName is the kernel name of the device whose writes a run of in counts, "" when there is none.
+func (in BenchJobInput) DeviceName() string { return in.device().Device }
 
 // RunnerArgs is the znsbench command line. It carries no secret: the password comes from the environment.
 func RunnerArgs(b *v1alpha1.Benchmark, in BenchJobInput) []string {
@@ -135,6 +141,13 @@ func RunnerArgs(b *v1alpha1.Benchmark, in BenchJobInput) []string {
 		// A Benchmark prepares fresh tables: those of an earlier Benchmark on the same database go first.
 		args = append(args, "--create-database", "--drop-existing")
 	}
+	if in.Phase == BenchPhaseVerify && db.MetricsEnabled() {
+		// The usable capacity (status.targets[].capacity) comes from the database pod's metrics sidecar.
+		args = append(args, "--metrics-url", MetricsURL(db), "--usable-source", UsableSource(db))
+	}
+	if in.Phase == BenchPhaseSteady {
+		return steadyArgs(b, in, args)
+	}
 	if in.Phase == BenchPhaseRun {
 		args = append(args,
 			"--iteration", strconv.Itoa(int(in.Iteration)),
@@ -148,6 +161,35 @@ func RunnerArgs(b *v1alpha1.Benchmark, in BenchJobInput) []string {
 		if dev := in.device(); dev.Device != "" {
 			args = append(args, "--device", dev.Device)
 		}
+	}
+	return args
+}
+
+// steadyArgs makes a write-only round a run of the round's workload, length and threads: the runner's run
+// subcommand, without a common start (each target goes at its own pace) and without a histogram.
+func steadyArgs(b *v1alpha1.Benchmark, in BenchJobInput, args []string) []string {
+	st := b.Spec.SteadyState
+	threads := st.Threads
+	if threads == 0 {
+		threads, _ = b.Spec.RunThreads(1)
+	}
+	args[1] = BenchPhaseRun
+	for i := 2; i+1 < len(args); i += 2 {
+		switch args[i] {
+		case "--workload":
+			args[i+1] = st.Workload
+		case "--threads":
+			args[i+1] = strconv.Itoa(int(threads))
+		}
+	}
+	args = append(args,
+		"--iteration", strconv.Itoa(int(in.Iteration)),
+		"--time", strconv.Itoa(int(st.RoundSeconds)),
+		"--report-interval", strconv.Itoa(int(max(1, min(5, st.RoundSeconds/2)))),
+		"--histogram=false",
+	)
+	if dev := in.device(); dev.Device != "" {
+		args = append(args, "--device", dev.Device)
 	}
 	return args
 }
@@ -205,11 +247,17 @@ func BenchJob(b *v1alpha1.Benchmark, in BenchJobInput) *batchv1ac.JobApplyConfig
 	// The root filesystem is read-only; sysbench's config-file password mode writes a private file to /tmp.
 	spec.WithVolumes(corev1ac.Volume().WithName("tmp").WithEmptyDir(corev1ac.EmptyDirVolumeSource()))
 	c.WithVolumeMounts(corev1ac.VolumeMount().WithName("tmp").WithMountPath("/tmp"))
+	if PlanDrive(b, in).Sidecar() {
+		withDriveSidecar(b, in, spec, c)
+		c.Command = append(c.Command, "--drive-dir", DriveDir)
+	}
 	spec.WithContainers(c)
 
 	deadline := int64(3600)
 	if in.Phase == BenchPhaseRun {
 		deadline = int64(b.Spec.DurationSeconds) + int64(b.Spec.StartDelaySeconds) + 600
+	} else if in.Phase == BenchPhaseSteady {
+		deadline = int64(b.Spec.SteadyState.RoundSeconds) + 600
 	} else if in.Phase == BenchPhasePrepare || in.Phase == BenchPhasePrecondition {
 		deadline = 24 * 3600 // a big prepare, or writing a whole drive twice, takes hours
 	}
