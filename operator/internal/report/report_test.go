@@ -429,3 +429,42 @@ func TestStackNamesTheZonedFilesystem(t *testing.T) {
 		}
 	}
 }
+
+// A target that started its runs out of steady state is marked in its row, its note and, as the baseline, in the
+// result line; a zoned one, which needs none, and a status from before the phase existed are not.
+func TestNotInSteadyStateIsMarked(t *testing.T) {
+	mean := &v1alpha1.RunFigures{TPS: "100.00", LatencyPctMs: "5.00"}
+	b := &v1alpha1.Benchmark{Spec: v1alpha1.BenchmarkSpec{Workload: "oltp_update_index", Percentile: 95, Iterations: 1},
+		Status: v1alpha1.BenchmarkStatus{Baseline: "conv", Phase: v1alpha1.BenchmarkCompleted, Iteration: 1, Targets: []v1alpha1.TargetStatus{
+			{Name: "zoned", Engine: "innodb", Storage: "zoned", Filesystem: "btrfs", State: v1alpha1.TargetDone, Mean: mean,
+				VsBaseline: &v1alpha1.Ratios{TPS: "2.000", LatencyPct: "0.500"},
+				SteadyState: &v1alpha1.SteadyStateStatus{Skipped: "zoned target"}},
+			{Name: "conv", Engine: "innodb", Storage: "device", Filesystem: "ext4", State: v1alpha1.TargetDone, Mean: mean,
+				VsBaseline: &v1alpha1.Ratios{TPS: "1.000", LatencyPct: "1.000"},
+				Notes:       []string{"not in steady state: 3 write-only round(s) did not settle: range 40.0%"},
+				SteadyState: &v1alpha1.SteadyStateStatus{Required: true, Rounds: []v1alpha1.SteadyStateRound{{Round: 1, TPS: "1"}}}},
+			{Name: "old", Engine: "innodb", Storage: "volume", State: v1alpha1.TargetDone, Mean: mean},
+		}}}
+	var out strings.Builder
+	if err := Table(&out, b); err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]string{}
+	for _, l := range strings.Split(out.String(), "\n") {
+		if f := strings.Fields(l); len(f) > 0 {
+			rows[f[0]] = l
+		}
+	}
+	if !strings.Contains(rows["conv"], "Done (not steady)") || strings.Contains(rows["zoned"], "not steady") || strings.Contains(rows["old"], "not steady") {
+		t.Errorf("rows:\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), "conv: note: not in steady state") {
+		t.Errorf("the note is missing:\n%s", out.String())
+	}
+	if got := ResultLine(b); !strings.HasPrefix(got, "zoned 2.00x, p95 0.50x") || !strings.HasSuffix(got, " vs conv (baseline not in steady state)") {
+		t.Errorf("result %q", got)
+	}
+	if !strings.Contains(Stack(b.Status.Targets[1]), "ext4 on a conventional device") {
+		t.Errorf("stack %q", Stack(b.Status.Targets[1]))
+	}
+}

@@ -112,7 +112,11 @@ func Table(w io.Writer, b *v1alpha1.Benchmark) error {
 		if ts.VsBaseline != nil {
 			tpsVs, pctVs = times(ts.VsBaseline.TPS), times(ts.VsBaseline.LatencyPct)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", ts.Name, stack, ts.State, dash(m.TPS), dash(m.LatencyAvgMs),
+		state := string(ts.State)
+		if !InSteadyState(ts) {
+			state += " (not steady)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", ts.Name, stack, state, dash(m.TPS), dash(m.LatencyAvgMs),
 			dash(m.LatencyPctMs), dash(m.LatencyMaxMs), dash(m.TPSRelDevPct), dash(m.LatencyRelDevPct), dash(m.BytesPerTransaction), tpsVs, pctVs)
 		for _, n := range ts.Notes {
 			tail = append(tail, ts.Name+": note: "+n)
