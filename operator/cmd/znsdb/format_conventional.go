@@ -125,24 +125,6 @@ func formatConventional(ctx context.Context, f formatFlags, d deps) dbinit.Repor
 		force = true
 	}
 	release()
-	cmd, err := zonedfs.MkfsCommand(want, f.devPath(), token, force)
-	if err != nil {
-		r.Error = err.Error()
-		return r
-	}
-	if _, stderr, err := d.runner.Run(ctx, cmd[0], cmd[1:]...); err != nil {
-		r.Error = fmt.Sprintf("%s failed: %v: %s", cmd[0], err, lastLines(stderr, 5))
-		return r
-	}
-	made, err := f.probe(ctx, d)
-	switch {
-	case err != nil:
-		r.Error = fmt.Sprintf("%s succeeded, but probing the result failed: %v", cmd[0], err)
-	case made.Type != string(want) || made.Label != zonedfs.Label(token):
-		r.Error = fmt.Sprintf("%s succeeded, but blkid finds %q labelled %q on %s, not %s labelled %q", cmd[0],
-			made.Type, made.Label, f.devPath(), want, zonedfs.Label(token))
-	default:
-		state.UUID, state.Label = made.UUID, made.Label
-	}
+	r.Error = f.makeFilesystem(ctx, want, token, force, state, d)
 	return r
 }

@@ -63,25 +63,30 @@ func formatZonedFS(ctx context.Context, f formatFlags, d deps) dbinit.Report {
 			return r
 		}
 	}
-	cmd, err := zonedfs.MkfsCommand(want, f.devPath(), token, dec.Force)
+	r.Error = f.makeFilesystem(ctx, want, token, dec.Force, state, d)
+	return r
+}
+
+// makeFilesystem makes want on the device, labelled with the token, and checks with blkid that it is there with that
+// label; it returns what went wrong, "" when nothing did, and records the new file system's UUID and label.
+func (f formatFlags) makeFilesystem(ctx context.Context, want zonedfs.Filesystem, token string, force bool, state *dbinit.FilesystemState, d deps) string {
+	cmd, err := zonedfs.MkfsCommand(want, f.devPath(), token, force)
 	if err != nil {
-		r.Error = err.Error()
-		return r
+		return err.Error()
 	}
 	if _, stderr, err := d.runner.Run(ctx, cmd[0], cmd[1:]...); err != nil {
-		r.Error = fmt.Sprintf("%s failed: %v: %s", cmd[0], err, lastLines(stderr, 5))
-		return r
+		return fmt.Sprintf("%s failed: %v: %s", cmd[0], err, lastLines(stderr, 5))
 	}
 	made, err := f.probe(ctx, d)
 	switch {
 	case err != nil:
-		r.Error = fmt.Sprintf("%s succeeded, but probing the result failed: %v", cmd[0], err)
-	case made.Type != string(want):
-		r.Error = fmt.Sprintf("%s succeeded, but blkid finds %q on %s, not %s", cmd[0], made.Type, f.devPath(), want)
-	default:
-		state.UUID, state.Label = made.UUID, made.Label
+		return fmt.Sprintf("%s succeeded, but probing the result failed: %v", cmd[0], err)
+	case made.Type != string(want) || made.Label != zonedfs.Label(token):
+		return fmt.Sprintf("%s succeeded, but blkid finds %q labelled %q on %s, not %s labelled %q", cmd[0],
+			made.Type, made.Label, f.devPath(), want, zonedfs.Label(token))
 	}
-	return r
+	state.UUID, state.Label = made.UUID, made.Label
+	return ""
 }
 
 // probe asks blkid what the device holds; no signature is not an error.

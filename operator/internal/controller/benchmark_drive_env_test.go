@@ -34,27 +34,7 @@ func recordedDriveReport(t *testing.T, name string) string {
 // with its summary, the sidecar in the given state, and the Job done.
 func finishWithSidecar(t *testing.T, ns, name string, sum *benchresult.Summary, log string, sidecar corev1.ContainerState) *corev1.Pod {
 	t.Helper()
-	job := &batchv1.Job{}
-	waitObject(t, client.ObjectKey{Namespace: ns, Name: name}, job)
-	msg, err := sum.Encode()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: name + "-", Labels: job.Spec.Template.Labels},
-		Spec:       job.Spec.Template.Spec,
-	}
-	create(t, pod)
-	now := metav1.Now()
-	pod.Status.Phase = corev1.PodSucceeded
-	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: resources.RunnerContainer, Image: benchTestImage,
-		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Message: string(msg), StartedAt: now, FinishedAt: now}}}}
-	pod.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: resources.DriveContainer, Image: benchTestImage, State: sidecar}}
-	if err := k8s.Status().Update(ctx, pod); err != nil {
-		t.Fatal(err)
-	}
-	podLogs.set(ns, pod.Name, log+"\n"+benchresult.SummaryPrefix+string(msg)+"\n")
-	setJobDone(t, job, false, "", "")
+	_, pod := finishBenchJobWith(t, ns, name, sum, log, false, &sidecar)
 	return pod
 }
 

@@ -119,14 +119,22 @@ func waitBenchEvent(t *testing.T, b *v1alpha1.Benchmark, reason string) string {
 // termination message and log, and the Job completes or fails.
 func finishBenchJob(t *testing.T, ns, name string, sum *benchresult.Summary, log string, failed bool) *batchv1.Job {
 	t.Helper()
+	job, _ := finishBenchJobWith(t, ns, name, sum, log, failed, nil)
+	return job
+}
+
+// finishBenchJobWith is finishBenchJob for a pod with the drive sidecar, in the state given (nil: no sidecar).
+func finishBenchJobWith(t *testing.T, ns, name string, sum *benchresult.Summary, log string, failed bool, sidecar *corev1.ContainerState) (*batchv1.Job, *corev1.Pod) {
+	t.Helper()
 	job := &batchv1.Job{}
+	var pod *corev1.Pod
 	waitObject(t, client.ObjectKey{Namespace: ns, Name: name}, job)
 	if sum != nil {
 		msg, err := sum.Encode()
 		if err != nil {
 			t.Fatal(err)
 		}
-		pod := &corev1.Pod{
+		pod = &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: name + "-", Labels: job.Spec.Template.Labels},
 			Spec:       job.Spec.Template.Spec,
 		}
@@ -141,13 +149,16 @@ func finishBenchJob(t *testing.T, ns, name string, sum *benchresult.Summary, log
 			Name: resources.RunnerContainer, Image: benchTestImage,
 			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: exit, Message: string(msg), StartedAt: now, FinishedAt: now}},
 		}}
+		if sidecar != nil {
+			pod.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: resources.DriveContainer, Image: benchTestImage, State: *sidecar}}
+		}
 		if err := k8s.Status().Update(ctx, pod); err != nil {
 			t.Fatal(err)
 		}
 		podLogs.set(ns, pod.Name, log+"\n"+benchresult.SummaryPrefix+string(msg)+"\n")
 	}
 	setJobDone(t, job, failed, "BackoffLimitExceeded", "Job has reached the specified backoff limit")
-	return job
+	return job, pod
 }
 
 func setJobDone(t *testing.T, job *batchv1.Job, failed bool, reason, message string) {

@@ -68,22 +68,7 @@ func TestGuestSuite(t *testing.T) {
 	share := t.TempDir()
 
 	start := time.Now()
-	build := func(args ...string) {
-		c := exec.Command(goBin, args...)
-		c.Dir = root
-		// Static binaries, whatever the guest's libc; -race needs cgo, so it
-		// cannot come along from GOFLAGS.
-		var flags []string
-		for _, f := range strings.Fields(os.Getenv("GOFLAGS")) {
-			if f != "-race" {
-				flags = append(flags, f)
-			}
-		}
-		c.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS="+strings.Join(flags, " "))
-		if out, err := c.CombinedOutput(); err != nil {
-			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
+	build := func(args ...string) { buildStatic(t, goBin, root, args...) }
 	build("test", "-c", "-tags", "zns_guest", "-o", share+"/", "./operator/internal/qemuguest", "./operator/internal/zbd")
 	build("build", "-o", share+"/znsdb", "./operator/cmd/znsdb")
 	build("build", "-o", share+"/znsbench", "./operator/cmd/znsbench")

@@ -437,10 +437,10 @@ func TestNotInSteadyStateIsMarked(t *testing.T) {
 	b := &v1alpha1.Benchmark{Spec: v1alpha1.BenchmarkSpec{Workload: "oltp_update_index", Percentile: 95, Iterations: 1},
 		Status: v1alpha1.BenchmarkStatus{Baseline: "conv", Phase: v1alpha1.BenchmarkCompleted, Iteration: 1, Targets: []v1alpha1.TargetStatus{
 			{Name: "zoned", Engine: "innodb", Storage: "zoned", Filesystem: "btrfs", State: v1alpha1.TargetDone, Mean: mean,
-				VsBaseline: &v1alpha1.Ratios{TPS: "2.000", LatencyPct: "0.500"},
+				VsBaseline:  &v1alpha1.Ratios{TPS: "2.000", LatencyPct: "0.500"},
 				SteadyState: &v1alpha1.SteadyStateStatus{Skipped: "zoned target"}},
 			{Name: "conv", Engine: "innodb", Storage: "device", Filesystem: "ext4", State: v1alpha1.TargetDone, Mean: mean,
-				VsBaseline: &v1alpha1.Ratios{TPS: "1.000", LatencyPct: "1.000"},
+				VsBaseline:  &v1alpha1.Ratios{TPS: "1.000", LatencyPct: "1.000"},
 				Notes:       []string{"not in steady state: 3 write-only round(s) did not settle: range 40.0%"},
 				SteadyState: &v1alpha1.SteadyStateStatus{Required: true, Rounds: []v1alpha1.SteadyStateRound{{Round: 1, TPS: "1"}}}},
 			{Name: "old", Engine: "innodb", Storage: "volume", State: v1alpha1.TargetDone, Mean: mean},
