@@ -218,6 +218,8 @@ type StorageSpec struct {
 }
 
 // ZonedDeviceSource names a zoned block device by node and kernel name.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.precondition)",message="a zoned device is never preconditioned: it has no FTL of its own to age (a ZNS drive does no garbage collection), so the methodology preconditions conventional drives only; use storage.device for a conventional drive"
 type ZonedDeviceSource struct {
 	// NodeName is the node that has the device, as its kubernetes.io/hostname label names it: the device's
 	// PersistentVolume and the benchmark Jobs are pinned with that label, so it must be a valid label value.
@@ -239,9 +241,17 @@ type ZonedDeviceSource struct {
 	// +kubebuilder:default=zenfs
 	// +optional
 	Filesystem ZonedFilesystem `json:"filesystem,omitempty"`
+
+	// Precondition is refused here: a zoned drive has no flash translation layer to age (it does no garbage
+	// collection of its own), so the methodology preconditions conventional drives only. The field exists so that
+	// admission says so instead of dropping it; storage.device takes a conventional drive's precondition.
+	// +optional
+	Precondition *DevicePreconditionSpec `json:"precondition,omitempty"`
 }
 
 // ZonedClaimSource is an existing Block-mode claim bound to a zoned device.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.precondition)",message="a zoned device is never preconditioned: it has no FTL of its own to age (a ZNS drive does no garbage collection), so the methodology preconditions conventional drives only; use storage.device for a conventional drive"
 type ZonedClaimSource struct {
 	// ClaimName is the PersistentVolumeClaim in the database's namespace. It must have volumeMode Block and be
 	// bound to a PersistentVolume that names its node (node affinity on kubernetes.io/hostname), so that the
@@ -263,6 +273,12 @@ type ZonedClaimSource struct {
 	// +kubebuilder:default=zenfs
 	// +optional
 	Filesystem ZonedFilesystem `json:"filesystem,omitempty"`
+
+	// Precondition is refused here: a zoned drive has no flash translation layer to age (it does no garbage
+	// collection of its own), so the methodology preconditions conventional drives only. The field exists so that
+	// admission says so instead of dropping it; storage.device takes a conventional drive's precondition.
+	// +optional
+	Precondition *DevicePreconditionSpec `json:"precondition,omitempty"`
 }
 
 // VolumeSource is a filesystem volume claimed from a storage class.

@@ -426,13 +426,18 @@ func TestDeviceAdmission(t *testing.T) {
 	rocks.Spec.Storage.Device.Precondition = nil
 	create(t, rocks)
 
-	// A zoned device has nowhere to put a precondition: the field does not exist there.
-	u := map[string]any{"apiVersion": v1alpha1.GroupVersion.String(), "kind": "ZNSDatabase",
-		"metadata": map[string]any{"name": "zoned-precond", "namespace": ns},
-		"spec": map[string]any{"storage": map[string]any{"zonedDevice": map[string]any{"nodeName": "n", "deviceName": "nullb0",
-			"precondition": map[string]any{"sequentialPasses": 2}}}}}
-	if err := createStrict(u); err == nil || !strings.Contains(err.Error(), `unknown field "spec.storage.zonedDevice.precondition"`) {
-		t.Errorf("a precondition under zonedDevice: %v", err)
+	// A zoned device is never preconditioned, and admission says why (also to a client that does not validate
+	// fields strictly, which would otherwise drop the field without a word).
+	for _, src := range []map[string]any{
+		{"zonedDevice": map[string]any{"nodeName": "n", "deviceName": "nullb0", "precondition": map[string]any{"sequentialPasses": 2}}},
+		{"zonedClaim": map[string]any{"claimName": "c", "deviceName": "nullb0", "precondition": map[string]any{"sequentialPasses": 2}}},
+	} {
+		u := map[string]any{"apiVersion": v1alpha1.GroupVersion.String(), "kind": "ZNSDatabase",
+			"metadata": map[string]any{"name": "zoned-precond", "namespace": ns},
+			"spec": map[string]any{"storage": src}}
+		if err := createStrict(u); err == nil || !strings.Contains(err.Error(), "a zoned device is never preconditioned: it has no FTL") {
+			t.Errorf("a precondition under %v: %v", src, err)
+		}
 	}
 }
 
