@@ -89,6 +89,14 @@ type DevicePreconditionSpec struct {
 	// +optional
 	RoundSeconds int32 `json:"roundSeconds,omitempty"`
 
+	// DriveCounters reads the drive's own NVMe counters (SMART, the OCP extended log, FDP statistics) before and
+	// after the format Job's writes, so that status.precondition.drive shows what the drive received and wrote to
+	// its media while it was aged (docs/write-amplification.md). It runs in a sidecar of the format Job that holds
+	// CAP_SYS_ADMIN and nothing else (the namespace must admit it: Pod Security Admission level privileged), with
+	// the operator's bench image. Default: false.
+	// +optional
+	DriveCounters bool `json:"driveCounters,omitempty"`
+
 	// SteadyState is the rule the random rounds' write IOPS are judged by. Default: SNIA PTS's (a window of 5
 	// rounds, range within 20% and least-squares excursion within 10% of the window's average).
 	// +optional
@@ -145,6 +153,10 @@ type DevicePreconditionStatus struct {
 	// WrittenBytes is what fio wrote to the device, passes and rounds together.
 	// +optional
 	WrittenBytes int64 `json:"writtenBytes,omitempty"`
+	// Drive is what the drive's own counters say of the format Job's writes (the preconditioning and mkfs), with
+	// precondition.driveCounters; measured by the drive, or the reason there are none.
+	// +optional
+	Drive *DriveFigures `json:"drive,omitempty"`
 	// Passes are the sequential passes over the whole device, in order.
 	// +kubebuilder:validation:MaxItems=10
 	// +listType=atomic

@@ -266,6 +266,11 @@ func (in *DevicePreconditionStatus) DeepCopyInto(out *DevicePreconditionStatus) 
 		in, out := &in.FinishedAt, &out.FinishedAt
 		*out = (*in).DeepCopy()
 	}
+	if in.Drive != nil {
+		in, out := &in.Drive, &out.Drive
+		*out = new(DriveFigures)
+		(*in).DeepCopyInto(*out)
+	}
 	if in.Passes != nil {
 		in, out := &in.Passes, &out.Passes
 		*out = make([]PreconditionPass, len(*in))

@@ -84,6 +84,7 @@ func main() {
 	}
 	if err := controller.SetupZNSDatabase(mgr, controller.Options{
 		Images:         map[v1alpha1.Flavor]string{v1alpha1.FlavorPercona: perconaImage, v1alpha1.FlavorMariaDB: mariadbImage},
+		BenchImage:     benchImage,
 		PreflightRetry: preflightRetry,
 		BlockedRetry:   blockedWait,
 	}); err != nil {

@@ -26,6 +26,8 @@ type formatFlags struct {
 	zenfsBin        string
 	// plan is the precondition of a conventional device (--precondition).
 	plan precondition.Plan
+	// driveDir is the directory shared with the drive sidecar, whose first readings come before any write.
+	driveDir string
 }
 
 func formatCmd(ctx context.Context, args []string, d deps) int {
@@ -39,6 +41,7 @@ func formatCmd(ctx context.Context, args []string, d deps) int {
 	fs.IntVar(&f.finishThreshold, "finish-threshold", 10, "zenfs mkfs --finish_threshold, in percent")
 	fs.StringVar(&f.zenfsBin, "zenfs", zenfs.DefaultBinary, "zenfs utility")
 	f.plan.RegisterFlags(fs)
+	fs.StringVar(&f.driveDir, "drive-dir", "", "directory shared with the drive sidecar: wait (bounded) until it has read the drive's counters before writing")
 	if code, ok := parseFlags(fs, args, d); !ok {
 		return code
 	}

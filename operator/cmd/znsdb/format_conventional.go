@@ -114,6 +114,9 @@ func formatConventional(ctx context.Context, f formatFlags, d deps) dbinit.Repor
 		return r
 	}
 	force := dec.Force
+	if f.driveDir != "" {
+		awaitDrive(ctx, f.driveDir, d)
+	}
 	if dec.Precondition {
 		s, err := runPrecondition(ctx, f.plan, f.devPath(), dev.CapacityBytes, d)
 		r.Precondition = &s

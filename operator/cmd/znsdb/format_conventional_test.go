@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/zns-mysql/zns-mysql/operator/internal/dbinit"
+	"github.com/zns-mysql/zns-mysql/operator/internal/drivereport"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zbd"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zonedfs"
 )
@@ -313,5 +314,23 @@ func TestPreconditionOnlyOnAConventionalDevice(t *testing.T) {
 	bad := runZnsdb(t, m, conventionalDevice("vdb"), nil, convArgs(sys, "--precondition", "--precondition-passes=0")...)
 	if bad.code != exitRefused || !strings.Contains(bad.report.Error, "write nothing") {
 		t.Errorf("a plan that writes nothing: exit %d, error %q", bad.code, bad.report.Error)
+	}
+}
+
+// TestConventionalFormatWaitsForTheDriveSidecar: with --drive-dir, the format writes nothing before the drive
+// sidecar's first readings, and a sidecar that comes late learns that the format went on without it.
+func TestConventionalFormatWaitsForTheDriveSidecar(t *testing.T) {
+	sys := conventionalSysfs(t, "vdb", convBytes)
+	dir := t.TempDir()
+	if err := drivereport.OpenGate(dir); err != nil { // the sidecar was ready first
+		t.Fatal(err)
+	}
+	m := &machine{t: t, devs: conventionalDevice("vdb"), found: blkidNothing(t), iops: []float64{1000, 1000, 1000}}
+	res := runZnsdb(t, m, m.devs, map[string]string{tokenEnv: "2026-11-27"}, convArgs(sys, append(preconditionFlags, "--drive-dir", dir)...)...)
+	if res.code != exitOK || res.report.Precondition == nil || !res.report.Precondition.Complete || strings.Contains(res.stderr, "drive sidecar") {
+		t.Fatalf("exit %d, %+v: %s", res.code, res.report.Precondition, res.stderr)
+	}
+	if err := drivereport.OpenGate(dir); err != nil {
+		t.Errorf("the gate no longer says ready: %v", err)
 	}
 }

@@ -57,7 +57,7 @@ func (r *BenchmarkReconciler) driveOutcome(ctx context.Context, b *v1alpha1.Benc
 	if rep.CountersReset {
 		event.DriveCountersReset.Emit(b, r.Recorder, db.Name, what, rep.CountersUnavailable)
 	}
-	return driveFigures(rep, transactions, b.Spec.Drive), false, nil
+	return driveFigures(rep, transactions), false, nil
 }
 
 func phaseLabel(phase string, it int32) string {
@@ -103,7 +103,7 @@ func sidecarReport(pod *corev1.Pod, finishedAt, now time.Time) (rep drivereport.
 
 // driveFigures turns a sidecar report into status figures; transactions (0 outside runs) gives the per
 // transaction figures.
-func driveFigures(rep drivereport.Report, transactions int64, spec *v1alpha1.DriveSpec) *v1alpha1.DriveFigures {
+func driveFigures(rep drivereport.Report, transactions int64) *v1alpha1.DriveFigures {
 	f := &v1alpha1.DriveFigures{Device: rep.Device, CountersUnavailable: rep.CountersUnavailable, ModelUnavailable: rep.ModelUnavailable}
 	if rep.DeviceBytes > 0 {
 		f.DeviceBytes = strconv.FormatInt(rep.DeviceBytes, 10)

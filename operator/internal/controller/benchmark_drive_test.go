@@ -68,7 +68,7 @@ func TestDriveFiguresKeepMeasuredAndModelledApart(t *testing.T) {
 			HostWriteCommands: 10000, MediaWrittenBytes: int64p(40960000), MediaSource: "ocp"},
 		Model: []drivereport.Modelled{{OverProvisioningPercent: 28, HostWrittenBytes: 40960000, MediaWrittenBytes: 81920000, SteadyState: true}},
 	}
-	f := driveFigures(rep, 1000, &v1alpha1.DriveSpec{Counters: true, ModelOverProvisioningPercent: []int32{28}})
+	f := driveFigures(rep, 1000)
 	c := f.Counters
 	if c.WriteAmplification != "1.000" || c.HostBytesPerTransaction != "40960.00" || c.MediaBytesPerTransaction != "40960.00" || c.MediaSource != "ocp" {
 		t.Fatalf("counters: %+v", c)
@@ -79,7 +79,7 @@ func TestDriveFiguresKeepMeasuredAndModelledApart(t *testing.T) {
 	}
 	// A drive without a media counter has host figures only: no write amplification, no zero.
 	rep.Counters.MediaWrittenBytes, rep.Counters.MediaSource = nil, ""
-	f = driveFigures(rep, 0, &v1alpha1.DriveSpec{Counters: true})
+	f = driveFigures(rep, 0)
 	if f.Counters.MediaWrittenBytes != "" || f.Counters.WriteAmplification != "" || f.Counters.HostBytesPerTransaction != "" {
 		t.Fatalf("figures without their source: %+v", f.Counters)
 	}

@@ -180,6 +180,7 @@ func startManager() error {
 	}
 	if err := controller.SetupZNSDatabase(mgr, controller.Options{
 		Images:         map[v1alpha1.Flavor]string{v1alpha1.FlavorPercona: perconaTestImage, v1alpha1.FlavorMariaDB: mariadbTestImage},
+		BenchImage:     benchTestImage,
 		PreflightRetry: testPreflightRetry,
 		BlockedRetry:   testBlockedRetry,
 	}); err != nil {

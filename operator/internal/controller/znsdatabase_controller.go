@@ -58,6 +58,9 @@ type ZNSDatabaseReconciler struct {
 	// BlockedRetry is how long a database blocked on something outside the operator's watch (a missing
 	// Secret) waits before looking again.
 	BlockedRetry time.Duration
+	// BenchImage is the image of the drive sidecar a device database's format Job may carry
+	// (storage.device.precondition.driveCounters).
+	BenchImage string
 }
 
 // +kubebuilder:rbac:groups=zns-mysql.dev,resources=znsdatabases,verbs=get;list;watch;update;patch
@@ -224,6 +227,7 @@ func podToDatabase(_ context.Context, obj client.Object) []reconcile.Request {
 // Options are the operator-wide settings of the reconcilers.
 type Options struct {
 	Images         map[v1alpha1.Flavor]string
+	BenchImage     string
 	PreflightRetry time.Duration
 	BlockedRetry   time.Duration
 }
@@ -237,6 +241,7 @@ func SetupZNSDatabase(mgr ctrl.Manager, opts Options) error {
 		Images:         opts.Images,
 		PreflightRetry: opts.PreflightRetry,
 		BlockedRetry:   opts.BlockedRetry,
+		BenchImage:     opts.BenchImage,
 	}
 	knownOutcomes()
 	return r.SetupWithManager(mgr)

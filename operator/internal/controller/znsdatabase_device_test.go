@@ -19,6 +19,7 @@ import (
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
 	"github.com/zns-mysql/zns-mysql/operator/internal/controller"
 	"github.com/zns-mysql/zns-mysql/operator/internal/dbinit"
+	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zbd"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zonedfs"
 )
@@ -434,7 +435,7 @@ func TestDeviceAdmission(t *testing.T) {
 	} {
 		u := map[string]any{"apiVersion": v1alpha1.GroupVersion.String(), "kind": "ZNSDatabase",
 			"metadata": map[string]any{"name": "zoned-precond", "namespace": ns},
-			"spec": map[string]any{"storage": src}}
+			"spec":     map[string]any{"storage": src}}
 		if err := createStrict(u); err == nil || !strings.Contains(err.Error(), "a zoned device is never preconditioned: it has no FTL") {
 			t.Errorf("a precondition under %v: %v", src, err)
 		}
@@ -450,4 +451,45 @@ func qty(s string) *resource.Quantity {
 // schema does not have is an error, not silently dropped.
 func createStrict(obj map[string]any) error {
 	return k8s.Create(ctx, &unstructured.Unstructured{Object: obj}, client.FieldValidation("Strict"))
+}
+
+// With precondition.driveCounters the format Job carries the drive sidecar (counters only, CAP_SYS_ADMIN alone,
+// the device through the Block claim), the format waits at its gate, and the drive's own figures of the format's
+// writes land in status.precondition.drive once the sidecar has reported.
+func TestDevicePreconditionDriveCounters(t *testing.T) {
+	requireEnv(t)
+	ns := newNamespace(t)
+	db := deviceDB(ns, "aged", "dev-node-dc", "nvme1n1")
+	db.Spec.Storage.Device.Precondition.DriveCounters = true
+	create(t, db)
+	report, _ := conventionalPreflight(t, conventionalDevice("nvme1n1", 4<<30))
+	finishPreflight(t, db, report, true)
+	job := &batchv1.Job{}
+	waitObject(t, client.ObjectKey{Namespace: ns, Name: db.FormatJobName()}, job)
+	spec := job.Spec.Template.Spec
+	if len(spec.InitContainers) != 1 || spec.InitContainers[0].Name != resources.DriveContainer {
+		t.Fatalf("format Job init containers %+v, want the drive sidecar", spec.InitContainers)
+	}
+	sc := spec.InitContainers[0]
+	if cmd := strings.Join(sc.Command, " "); cmd != "znsbench drive --phase precondition --target aged --device nvme1n1 --dir /run/zns-drive --counters" ||
+		sc.Image != benchTestImage {
+		t.Errorf("sidecar %q from %s", cmd, sc.Image)
+	}
+	if caps := sc.SecurityContext.Capabilities; len(caps.Add) != 1 || caps.Add[0] != "SYS_ADMIN" || len(sc.VolumeDevices) != 1 {
+		t.Errorf("sidecar capabilities %+v, devices %+v", caps, sc.VolumeDevices)
+	}
+	if c := spec.Containers[0]; !strings.HasSuffix(strings.Join(c.Command, " "), "--drive-dir /run/zns-drive") || len(c.SecurityContext.Capabilities.Add) != 0 {
+		t.Errorf("format container %q %+v", c.Command, c.SecurityContext)
+	}
+	rep := recordedDriveReport(t, "qemu-prepare-nvme2n1-fdp.json")
+	finishJobWith(t, db, db.FormatJobName(), "format", conventionalFormatReport(t, zonedfs.DecisionInput{
+		Want: zonedfs.Ext4, Policy: dbinit.PolicyIfNeeded, Token: "2026-11-27", Empty: true, Precondition: true,
+	}, preconditioned(true, 1000, 1010, 990)), true, &corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Message: rep}})
+	eventually(t, "status.precondition.drive from the sidecar", func() error {
+		p := get(t, db).Status.Precondition
+		if p == nil || p.Drive == nil || p.Drive.Counters == nil || p.Drive.Counters.MediaSource != "fdp" || p.Drive.Counters.MediaWrittenBytes != "8388608" {
+			return fmt.Errorf("status.precondition %+v", p)
+		}
+		return nil
+	})
 }

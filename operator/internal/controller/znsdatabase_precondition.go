@@ -1,9 +1,15 @@
 package controller
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -13,6 +19,7 @@ import (
 	"github.com/zns-mysql/zns-mysql/operator/internal/dbinit"
 	"github.com/zns-mysql/zns-mysql/operator/internal/event"
 	"github.com/zns-mysql/zns-mysql/operator/internal/precondition"
+	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zbd"
 )
 
@@ -39,8 +46,9 @@ func acceptedDevice(db *v1alpha1.ZNSDatabase, d *zbd.Device) string {
 // once: a finished one with its totals (a Warning when its rounds did not reach steady state), one that did not
 // run or stopped with why. A failed Job's report is read again until the Job runs again, so an unchanged record
 // says nothing new.
-func (r *ZNSDatabaseReconciler) recordPrecondition(db *v1alpha1.ZNSDatabase, p *dbinit.PreconditionState) {
+func (r *ZNSDatabaseReconciler) recordPrecondition(db *v1alpha1.ZNSDatabase, p *dbinit.PreconditionState, drive *v1alpha1.DriveFigures) {
 	st := preconditionStatus(p)
+	st.Drive = drive
 	if equality.Semantic.DeepEqual(db.Status.Precondition, st) {
 		return
 	}
@@ -100,4 +108,36 @@ func trimmedDecimal(x float64, digits int) string {
 		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
 	}
 	return s
+}
+
+// formatDrive is what the format Job's drive sidecar reported (storage.device.precondition.driveCounters); nil
+// without one. pending is true while the sidecar still finishes after the format ended.
+func (r *ZNSDatabaseReconciler) formatDrive(ctx context.Context, db *v1alpha1.ZNSDatabase, job *batchv1.Job, finishedAt time.Time) (*v1alpha1.DriveFigures, bool, error) {
+	if !resources.FormatDriveCounters(db) {
+		return nil, false, nil
+	}
+	if r.BenchImage == "" {
+		return &v1alpha1.DriveFigures{Device: db.DeviceName(), CountersUnavailable: "no drive counters: the operator has no bench image for the drive sidecar (its --bench-image flag)"}, false, nil
+	}
+	pods := &corev1.PodList{}
+	if err := r.List(ctx, pods, client.InNamespace(db.Namespace), client.MatchingLabels(job.Spec.Template.Labels)); err != nil {
+		return nil, false, err
+	}
+	var newest *corev1.Pod
+	for i := range pods.Items {
+		if p := &pods.Items[i]; newest == nil || newest.CreationTimestamp.Before(&p.CreationTimestamp) {
+			newest = p
+		}
+	}
+	rep, pending, missing := sidecarReport(newest, finishedAt, time.Now())
+	switch {
+	case pending:
+		return nil, true, nil
+	case missing != "":
+		return &v1alpha1.DriveFigures{Device: db.DeviceName(), CountersUnavailable: missing}, false, nil
+	}
+	if rep.CountersReset {
+		event.DeviceDriveCountersReset.Emit(db, r.Recorder, rep.CountersUnavailable)
+	}
+	return driveFigures(rep, 0), false, nil
 }

@@ -23,6 +23,7 @@ import (
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
 	"github.com/zns-mysql/zns-mysql/operator/internal/controller"
 	"github.com/zns-mysql/zns-mysql/operator/internal/dbinit"
+	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zbd"
 )
 
@@ -186,6 +187,12 @@ func finishPreflight(t *testing.T, db *v1alpha1.ZNSDatabase, report string, ok b
 // with the report as its termination message, and the Job completes or fails.
 func finishJob(t *testing.T, db *v1alpha1.ZNSDatabase, jobName, container, report string, ok bool) {
 	t.Helper()
+	finishJobWith(t, db, jobName, container, report, ok, nil)
+}
+
+// finishJobWith is finishJob for a pod with the drive sidecar, in the state given (nil: no sidecar).
+func finishJobWith(t *testing.T, db *v1alpha1.ZNSDatabase, jobName, container, report string, ok bool, sidecar *corev1.ContainerState) {
+	t.Helper()
 	job := &batchv1.Job{}
 	waitObject(t, client.ObjectKey{Namespace: db.Namespace, Name: jobName}, job)
 	pod := &corev1.Pod{
@@ -214,6 +221,9 @@ func finishJob(t *testing.T, db *v1alpha1.ZNSDatabase, jobName, container, repor
 	}
 	if !ok {
 		pod.Status.Phase = corev1.PodFailed
+	}
+	if sidecar != nil {
+		pod.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: resources.DriveContainer, Image: benchTestImage, State: *sidecar}}
 	}
 	if err := k8s.Status().Update(ctx, pod); err != nil {
 		t.Fatal(err)

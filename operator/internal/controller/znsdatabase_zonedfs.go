@@ -75,7 +75,7 @@ func (r *ZNSDatabaseReconciler) runFormatJob(ctx context.Context, db *v1alpha1.Z
 		blocked(db, "NoImage", err.Error())
 		return &ctrl.Result{}, nil
 	}
-	job, res, err := r.ensureJob(ctx, db, db.FormatJobName(), resources.FormatJob(db, image))
+	job, res, err := r.ensureJob(ctx, db, db.FormatJobName(), resources.FormatJob(db, image, r.BenchImage))
 	if res != nil || err != nil {
 		return res, err
 	}
@@ -90,8 +90,12 @@ func (r *ZNSDatabaseReconciler) runFormatJob(ctx context.Context, db *v1alpha1.Z
 	if err != nil {
 		return nil, err
 	}
+	drive, pending, err := r.formatDrive(ctx, db, job, at)
+	if err != nil || pending {
+		return formatting(db), err
+	}
 	if report != nil && report.Precondition != nil {
-		r.recordPrecondition(db, report.Precondition)
+		r.recordPrecondition(db, report.Precondition, drive)
 	}
 	if fs := reportedFilesystem(report); !failed && fs != nil {
 		db.Status.Filesystem = fs

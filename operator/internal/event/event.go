@@ -45,6 +45,8 @@ var (
 	Unavailable      = Event{corev1.EventTypeWarning, "Unavailable", "%s"}
 	DeviceReleased   = Event{corev1.EventTypeNormal, "DeviceReleased", "released %s without touching its data"}
 	ChildRejected    = Event{corev1.EventTypeWarning, "ChildRejected", "%s"}
+	// DeviceDriveCountersReset: the drive's counters went backwards while the format Job wrote (reset or replaced).
+	DeviceDriveCountersReset = Event{corev1.EventTypeWarning, "DriveCountersReset", "%s"}
 	// The precondition of storage.device, in the format Job: finished (steady, or no rounds asked for), finished
 	// without reaching steady state within its rounds, not run for want of a new reformat token, or stopped.
 	DevicePreconditioned        = Event{corev1.EventTypeNormal, "DevicePreconditioned", "%s"}

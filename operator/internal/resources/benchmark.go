@@ -249,7 +249,6 @@ func BenchJob(b *v1alpha1.Benchmark, in BenchJobInput) *batchv1ac.JobApplyConfig
 	c.WithVolumeMounts(corev1ac.VolumeMount().WithName("tmp").WithMountPath("/tmp"))
 	if PlanDrive(b, in).Sidecar() {
 		withDriveSidecar(b, in, spec, c)
-		c.Command = append(c.Command, "--drive-dir", DriveDir)
 	}
 	spec.WithContainers(c)
 

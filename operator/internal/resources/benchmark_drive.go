@@ -119,14 +119,19 @@ func DriveArgs(b *v1alpha1.Benchmark, in BenchJobInput) []string {
 	return args
 }
 
-// withDriveSidecar adds the sidecar to a runner Job's pod: a native sidecar (an init container that keeps
-// running), so it starts before the runner, and the kubelet stops it once the runner ended; it reads the
-// last counters then. It runs as uid 0, since tracefs's control files are root's, and holds CAP_SYS_ADMIN, the
-// one capability NVMe Get Log Page needs, only when it reads counters; the runner, which holds the password,
-// stays unprivileged.
+// withDriveSidecar adds the sidecar to a runner Job's pod (see addDriveSidecar), and makes the runner wait for it.
 func withDriveSidecar(b *v1alpha1.Benchmark, in BenchJobInput, spec *corev1ac.PodSpecApplyConfiguration, runner *corev1ac.ContainerApplyConfiguration) {
-	dev := in.device().Device
 	plan := PlanDrive(b, in)
+	addDriveSidecar(spec, runner, in.Image, DriveArgs(b, in), plan, driveBlockClaim(in.DB), in.device().Device)
+}
+
+// addDriveSidecar adds the drive sidecar to a Job's pod: a native sidecar (an init container that keeps running),
+// so it starts before the main container, and the kubelet stops it once that one ended; it reads the last
+// counters then. It runs as uid 0, since tracefs's control files are root's, and holds CAP_SYS_ADMIN, the one
+// capability NVMe Get Log Page needs, only when it reads counters; the main container, which may hold a
+// password, stays unprivileged and shares only the gate's directory with it.
+func addDriveSidecar(spec *corev1ac.PodSpecApplyConfiguration, main *corev1ac.ContainerApplyConfiguration, image string, args []string,
+	plan DrivePlan, claim, dev string) {
 	always := corev1.ContainerRestartPolicyAlways
 	security := corev1ac.SecurityContext().
 		WithRunAsNonRoot(false).
@@ -142,8 +147,8 @@ func withDriveSidecar(b *v1alpha1.Benchmark, in BenchJobInput, spec *corev1ac.Po
 	}
 	sidecar := corev1ac.Container().
 		WithName(DriveContainer).
-		WithImage(in.Image).
-		WithCommand(DriveArgs(b, in)...).
+		WithImage(image).
+		WithCommand(args...).
 		WithRestartPolicy(always).
 		WithTerminationMessagePolicy(corev1.TerminationMessageFallbackToLogsOnError).
 		WithSecurityContext(security).
@@ -151,7 +156,7 @@ func withDriveSidecar(b *v1alpha1.Benchmark, in BenchJobInput, spec *corev1ac.Po
 	spec.WithVolumes(corev1ac.Volume().WithName(volumeDrive).WithEmptyDir(corev1ac.EmptyDirVolumeSource()))
 	if plan.Counters {
 		spec.WithVolumes(corev1ac.Volume().WithName(volumeDev).WithPersistentVolumeClaim(
-			corev1ac.PersistentVolumeClaimVolumeSource().WithClaimName(driveBlockClaim(in.DB))))
+			corev1ac.PersistentVolumeClaimVolumeSource().WithClaimName(claim)))
 		sidecar.WithVolumeDevices(corev1ac.VolumeDevice().WithName(volumeDev).WithDevicePath("/dev/" + dev))
 	}
 	if plan.Model {
@@ -161,5 +166,6 @@ func withDriveSidecar(b *v1alpha1.Benchmark, in BenchJobInput, spec *corev1ac.Po
 		sidecar.WithVolumeMounts(corev1ac.VolumeMount().WithName(volumeTrace).WithMountPath(TracefsPath))
 	}
 	spec.WithInitContainers(sidecar).WithTerminationGracePeriodSeconds(driveGracePeriod)
-	runner.WithVolumeMounts(corev1ac.VolumeMount().WithName(volumeDrive).WithMountPath(DriveDir))
+	main.WithVolumeMounts(corev1ac.VolumeMount().WithName(volumeDrive).WithMountPath(DriveDir))
+	main.Command = append(main.Command, "--drive-dir", DriveDir)
 }

@@ -64,7 +64,7 @@ func TestDeviceDatabaseJobs(t *testing.T) {
 	if got := strings.Join(FormatCommand(db), " "); got != "znsdb format --device nvme1n1 --filesystem xfs --policy IfNeeded" {
 		t.Errorf("format without a precondition %q", got)
 	}
-	fj := FormatJob(db, "img")
+	fj := FormatJob(db, "img", "bench")
 	if vd := fj.Spec.Template.Spec.Containers[0].VolumeDevices; len(vd) != 1 || *vd[0].DevicePath != "/dev/nvme1n1" {
 		t.Errorf("format Job devices %+v", vd)
 	}

@@ -15,7 +15,11 @@ import (
 // storage.device it may precondition the whole device with fio first. It runs before anything mounts the
 // device, and writes its report as the termination message. Unprivileged: mkfs, fio and zone resets need only
 // the device opened for writing (zone resets: kernel 5.14+).
-func FormatJob(db *v1alpha1.ZNSDatabase, image string) *batchv1ac.JobApplyConfiguration {
+//
+// With storage.device.precondition.driveCounters, the drive sidecar of the Benchmarks (benchImage's znsbench
+// drive) reads the drive's NVMe counters before and after the Job's writes; without a bench image it is left out,
+// and the operator says why.
+func FormatJob(db *v1alpha1.ZNSDatabase, image, benchImage string) *batchv1ac.JobApplyConfiguration {
 	c := corev1ac.Container().
 		WithName(FormatContainer).
 		WithImage(image).
@@ -31,8 +35,14 @@ func FormatJob(db *v1alpha1.ZNSDatabase, image string) *batchv1ac.JobApplyConfig
 		WithVolumes(
 			corev1ac.Volume().WithName(volumeZoned).WithPersistentVolumeClaim(
 				corev1ac.PersistentVolumeClaimVolumeSource().WithClaimName(db.DeviceClaimName())),
-			corev1ac.Volume().WithName(volumeTmp).WithEmptyDir(corev1ac.EmptyDirVolumeSource())).
-		WithContainers(c)
+			corev1ac.Volume().WithName(volumeTmp).WithEmptyDir(corev1ac.EmptyDirVolumeSource()))
+	if FormatDriveCounters(db) && benchImage != "" {
+		args := []string{runnerBinary, "drive", "--phase", BenchPhasePrecondition, "--target", db.Name,
+			"--device", db.DeviceName(), "--dir", DriveDir, "--counters"}
+		addDriveSidecar(spec, c, benchImage, args, DrivePlan{Counters: true}, db.DeviceClaimName(), db.DeviceName())
+	}
+	// last: the pod spec keeps a copy of the container, which the sidecar's gate has changed
+	spec.WithContainers(c)
 	return batchv1ac.Job(db.FormatJobName(), db.Namespace).
 		WithLabels(db.Labels(ComponentFormat)).
 		WithOwnerReferences(OwnerReference(db)).
@@ -41,6 +51,12 @@ func FormatJob(db *v1alpha1.ZNSDatabase, image string) *batchv1ac.JobApplyConfig
 			WithTemplate(corev1ac.PodTemplateSpec().
 				WithLabels(db.Labels(ComponentFormat)).
 				WithSpec(spec)))
+}
+
+// FormatDriveCounters reports whether the format Job reads the drive's counters around its writes.
+func FormatDriveCounters(db *v1alpha1.ZNSDatabase) bool {
+	src := db.Spec.Storage.Device
+	return src != nil && src.Precondition != nil && src.Precondition.DriveCounters
 }
 
 // FilesystemPV is the local PersistentVolume in Filesystem mode over the device once the format Job made its
