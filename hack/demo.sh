@@ -207,9 +207,10 @@ say "databases in namespace ${ns}"
 kubectl create namespace "$ns" --dry-run=client -o yaml | kubectl apply -f - >&2
 targets=()
 manifest=""
-# db NAME ENGINE FLAVOR DESCRIPTION STORAGE-LINE...: add a ZNSDatabase to the manifest and to the targets.
+# db NAME ENGINE FLAVOR DESCRIPTION STORAGE-LINE...: add a ZNSDatabase to the manifest and to the targets;
+# DB_SPEC, when set for the call, is one more line of its spec (e.g. "zenfs: {reformatToken: x}").
 db() {
-  local name=$1 engine=$2 flavor=$3 what=$4
+  local name=$1 engine=$2 flavor=$3 what=$4 extra=${DB_SPEC:+  ${DB_SPEC}$'\n'}
   shift 4
   targets+=("$name")
   note "${name}: ${what}"
@@ -227,7 +228,7 @@ spec:
       memory: ${memory}
   storage:
 $(printf '    %s\n' "$@")
-"
+${extra}"
 }
 if [[ -z "$zoned_why" ]]; then
   flavor=percona
@@ -335,22 +336,42 @@ if [[ -n "$zoned_why" && -z "$node_why" ]]; then
     "zonedDevice:" "  nodeName: zns-guest" "  deviceName: nullb0" "  filesystem: btrfs"
   db innodb-zoned innodb mariadb "InnoDB on btrfs in zoned mode, emulated NVMe ZNS nvme0n1" \
     "zonedDevice:" "  nodeName: zns-guest" "  deviceName: nvme0n1" "  filesystem: btrfs"
-  db innodb-baseline innodb mariadb "InnoDB on ext4 on the node's conventional device nullb2 (baseline)" \
-    "volume:" "  storageClassName: zns-guest-local" "  size: 2Gi"
+  # the baseline: a whole conventional NVMe namespace (with the OCP SMART log), written twice and then in random
+  # rounds until its IOPS settle before its ext4 is made; the token confirms that this destroys what is on it
+  DB_SPEC="zenfs: {reformatToken: demo-${ns}}" \
+    db innodb-baseline innodb mariadb "InnoDB on ext4 on the node's conventional NVMe namespace nvme1n1, preconditioned whole (baseline)" \
+    "device:" "  nodeName: zns-guest" "  deviceName: nvme1n1" "  filesystem: ext4" \
+    "  precondition: {sequentialPasses: 2, randomRounds: 3, roundSeconds: 5, steadyState: {window: 2}}"
   printf '%s' "$manifest" | kubectl apply -f - >&2
   # emulation: a process start takes about a second, so the waits are longer and the run smaller
   available_minutes=$((10 * ZNS_E2E_TIME_SCALE)) bench_slack=$((900 * ZNS_E2E_TIME_SCALE))
   timed "databases Available (node)" wait_available
   kubectl -n "$ns" get znsdatabases -o wide >&2
   seconds=${DEMO_NODE_SECONDS:-30} tables=1 table_size=${DEMO_NODE_TABLE_SIZE:-2000} threads=2
-  apply_benchmark innodb-baseline "startDelaySeconds: $((30 * ZNS_E2E_TIME_SCALE))" "targetTimeoutSeconds: $((600 * ZNS_E2E_TIME_SCALE))"
+  # the drives' own counters and the FTL model at 7% and 28% over-provisioning, and the write-only phase on the
+  # conventional baseline before the run (docs/write-amplification.md, docs/benchmark.md)
+  apply_benchmark innodb-baseline "startDelaySeconds: $((30 * ZNS_E2E_TIME_SCALE))" "targetTimeoutSeconds: $((600 * ZNS_E2E_TIME_SCALE))" \
+    "drive: {counters: true, modelOverProvisioningPercent: [7, 28]}" \
+    "steadyState: {roundSeconds: 10, maxRounds: 3, window: 2}"
   timed "Benchmark (node)" wait_benchmark
   say "result on the zoned node (kubectl zns report ${bench})"
   bin/kubectl-zns --kubeconfig "$kubeconfig" -n "$ns" report "$bench"
   echo
+  steady=$(kubectl -n "$ns" get benchmark "$bench" -o jsonpath='{range .status.targets[*]}{.name}{": "}{.steadyState.reached}{" "}{.steadyState.skipped}{"\n"}{end}')
+  say "steady state before the run (the write-only phase; zoned targets need none):"
+  while IFS= read -r line; do
+    case $line in
+      *": true"*) echo "  ${line%% *} reached steady state" ;;
+      *": false ") echo "  ${line%% *} did not settle in its rounds: its results are marked \"not in steady state\"" ;;
+      *) echo "  ${line%% *} needs none (zoned)" ;;
+    esac
+  done <<<"$steady"
+  echo
   echo "(MariaDB images, no ZenFS: that needs the Percona image from repo.percona.com; ${seconds}s of ${workload}"
   echo " in a QEMU guest under $(cat "${cache}/zoned-node/accel" 2>/dev/null || echo tcg): the device bytes per transaction are"
-  echo " the figure to read; TPS under emulation is not a drive's)"
+  echo " the figure to read; TPS under emulation is not a drive's. The drives are emulated: no FTL behind them, so"
+  echo " their measured media bytes equal host bytes; the MODELLED columns are what a conventional SSD's garbage"
+  echo " collection would add at 7% and 28% over-provisioning, a model's figures, not a measurement)"
   if [[ "${DEMO_KEEP_ZONED_NODE:-0}" == 1 ]]; then
     note "the zoned node stays up (DEMO_KEEP_ZONED_NODE=1): hack/qemu/zoned-node.sh kubectl -n ${ns} get znsdatabases; hack/qemu/zoned-node.sh down stops it"
   else

@@ -17,7 +17,9 @@
 #
 # The node is named zns-guest. Its devices: nullb0 (zoned, 32 zones of 64 MiB), nullb1 (zoned, 16 MiB zones
 # with 16 conventional zones: f2fs needs them), nullb2 (conventional), all memory-backed, 2 GiB each; nvme0n1
-# (emulated NVMe ZNS, 40 zones of 64 MiB, 14 open/active). Device nodes are root:disk 0660, as udev makes them.
+# (emulated NVMe ZNS, 40 zones of 64 MiB, 14 open/active) and nvme1n1 (emulated conventional NVMe, 1 GiB, its
+# controller with the OCP SMART extended log: needs QEMU >= 9, versions.mk's QEMU_VERSION). Device nodes are
+# root:disk 0660, as udev makes them; tracefs is mounted at /sys/kernel/tracing (the drive sidecar's block trace).
 #
 # Environment: ZNS_NODE_ACCEL auto (default: KVM when /dev/kvm works, else TCG), kvm or tcg;
 # ZNS_NODE_MEM (MiB, default 8192); ZNS_NODE_BOOT_TIMEOUT (seconds until Ready with the images, default 2700);
@@ -223,7 +225,7 @@ boot() {
     --nullblk '--first 0 --count 1 --size 2048 --zone-size 64 --memory-backed' \
     --nullblk '--first 1 --count 1 --size 2048 --zone-size 16 --conv-zones 16 --memory-backed' \
     --nullblk '--first 2 --count 1 --size 2048 --conventional --memory-backed' \
-    --zns default "${disk[@]}" \
+    --zns default --nvme default "${disk[@]}" \
     -- bash "$share/node.sh" "$assets" "$parts" "$share" </dev/null >"$state/guest.log" 2>&1 &
   printf '%s\n' "$!" >"$state/pid"
 }

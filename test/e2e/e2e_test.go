@@ -316,15 +316,19 @@ func TestConventionalFlow(t *testing.T) {
 	}
 	printComparison(t, b)
 
-	// A second Benchmark over the same databases prepares afresh over the first one's tables.
+	// A second Benchmark over the same databases prepares afresh over the first one's tables, and runs the
+	// write-only phase on both (conventional) targets before its run: rounds until their TPS settles.
+	rule := v1alpha1.SteadyStateSpec{RoundSeconds: 5, MaxRounds: 3, Window: 2, MaxRangePercent: 50, MaxSlopeExcursionPercent: 50}
 	again := runBenchmark(t, ns, "again", v1alpha1.BenchmarkSpec{
 		Workload: "oltp_point_select", Tables: 1, TableSize: 1000, Threads: 1,
 		DurationSeconds: 5, ReportIntervalSeconds: 1, Iterations: 1, StartDelaySeconds: 20,
+		SteadyState: &rule,
 	})
 	for _, ts := range again.Status.Targets {
 		if ts.State != v1alpha1.TargetDone || ts.Rows != 1000 {
 			t.Errorf("second Benchmark, target %s: state %s, %d rows (want 1000: fresh tables)", ts.Name, ts.State, ts.Rows)
 		}
+		checkSteadyState(t, ts, rule)
 	}
 	if err := k8s.Delete(ctx, again); err != nil {
 		t.Fatal(err)
@@ -346,6 +350,33 @@ func TestConventionalFlow(t *testing.T) {
 		}
 	}
 	waitFor(t, "children gone", 3*time.Minute, func() error { return leftovers(ns) })
+}
+
+// checkSteadyState holds a target's write-only rounds to the rule they ran under: rounds with real TPS, and
+// either the rule held over the last window (which then ends at the last round) or every round was used.
+func checkSteadyState(t *testing.T, ts v1alpha1.TargetStatus, spec v1alpha1.SteadyStateSpec) {
+	t.Helper()
+	st := ts.SteadyState
+	if st == nil || !st.Required || len(st.Rounds) < int(spec.Window) || len(st.Rounds) > int(spec.MaxRounds) {
+		t.Errorf("target %s: steady state %+v, want %d to %d rounds", ts.Name, st, spec.Window, spec.MaxRounds)
+		return
+	}
+	var tps []string
+	for _, r := range st.Rounds {
+		tps = append(tps, r.TPS)
+		if f, err := strconv.ParseFloat(r.TPS, 64); err != nil || f <= 0 {
+			t.Errorf("target %s round %d: TPS %q", ts.Name, r.Round, r.TPS)
+		}
+	}
+	switch {
+	case st.Reached && int(st.WindowStart)+int(spec.Window)-1 != len(st.Rounds):
+		t.Errorf("target %s: steady from round %d over a window of %d, but %d rounds ran", ts.Name, st.WindowStart, spec.Window, len(st.Rounds))
+	case !st.Reached && len(st.Rounds) != int(spec.MaxRounds):
+		t.Errorf("target %s: not steady after %d of %d rounds, and the phase ended", ts.Name, len(st.Rounds), spec.MaxRounds)
+	case st.Reason == "":
+		t.Errorf("target %s: no verdict of the rule", ts.Name)
+	}
+	t.Logf("target %s: write-only rounds TPS %v, reached %v (%s)", ts.Name, tps, st.Reached, st.Reason)
 }
 
 // runBenchmark runs a Benchmark of the conventional flow's two databases, inno the baseline, until it completes.

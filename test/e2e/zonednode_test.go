@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -32,8 +33,9 @@ var timeScale = func() time.Duration {
 }()
 
 // zonedNode is the node with the devices hack/qemu/zoned-node.sh makes: nullb0 (zoned, 64 MiB zones), nullb1
-// (zoned with conventional zones, for f2fs), nvme0n1 (emulated NVMe ZNS), and nullb2 (conventional, offered as
-// a local PersistentVolume of StorageClass zns-guest-local).
+// (zoned with conventional zones, for f2fs), nvme0n1 (emulated NVMe ZNS), nvme1n1 (emulated conventional NVMe
+// with the OCP SMART log), and nullb2 (conventional, offered as a local PersistentVolume of StorageClass
+// zns-guest-local).
 func zonedNode(t *testing.T) string {
 	t.Helper()
 	node := os.Getenv("ZNS_E2E_ZONED_NODE")
@@ -78,7 +80,8 @@ func TestZonedFilesystemFlow(t *testing.T) {
 	nvme := zonedFSDB(ns, "nvme", node, "nvme0n1", v1alpha1.FilesystemBtrfs, v1alpha1.EngineInnoDB)
 	conv := conventionalDB(ns, "conv", v1alpha1.EngineInnoDB)
 	conv.Spec.Storage.Volume.StorageClassName = ptr.To(class)
-	dbs := []*v1alpha1.ZNSDatabase{btrfs, f2fs, nvme, conv}
+	convdev := preconditionedDeviceDB(ns, "convdev", node, "nvme1n1")
+	dbs := []*v1alpha1.ZNSDatabase{btrfs, f2fs, nvme, conv, convdev}
 	start := time.Now()
 	for _, db := range dbs {
 		if err := k8s.Create(ctx, db); err != nil {
@@ -88,7 +91,8 @@ func TestZonedFilesystemFlow(t *testing.T) {
 	for _, db := range dbs {
 		waitAvailableWithin(t, db, zonedAvailableTimeout)
 	}
-	t.Logf("ZONED-NODE four databases Available %s after the apply", time.Since(start).Round(time.Second))
+	t.Logf("ZONED-NODE five databases Available %s after the apply", time.Since(start).Round(time.Second))
+	checkPreconditioned(t, convdev, node)
 	for _, db := range []*v1alpha1.ZNSDatabase{btrfs, f2fs, nvme} {
 		cur := &v1alpha1.ZNSDatabase{}
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(db), cur); err != nil {
@@ -166,13 +170,17 @@ func TestZonedFilesystemFlow(t *testing.T) {
 		t.Errorf("rows after deleting and re-creating the database: %q, want the three written before", out)
 	}
 
-	// A multitenant Benchmark: zoned btrfs on null_blk and on NVMe ZNS beside the conventional device.
+	// A multitenant Benchmark: zoned btrfs on null_blk and on NVMe ZNS beside the conventional devices, with the
+	// drives' counters and the FTL model, and the write-only phase on the conventional targets first.
+	steady := v1alpha1.SteadyStateSpec{RoundSeconds: 10, MaxRounds: 3, Window: 2}
 	b := &v1alpha1.Benchmark{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "zoned-vs-conv"}, Spec: v1alpha1.BenchmarkSpec{
-		Targets:  []v1alpha1.BenchmarkTarget{{Name: "zbtrfs"}, {Name: "nvme"}, {Name: "conv"}},
-		Baseline: "conv", Workload: "oltp_update_index", Tables: 1, TableSize: 2000, Threads: 2,
+		Targets:  []v1alpha1.BenchmarkTarget{{Name: "zbtrfs"}, {Name: "nvme"}, {Name: "conv"}, {Name: "convdev"}},
+		Baseline: "convdev", Workload: "oltp_update_index", Tables: 1, TableSize: 2000, Threads: 2,
 		DurationSeconds: 20, ReportIntervalSeconds: 2, Iterations: 1,
 		StartDelaySeconds:    int32(30 * timeScale),
 		TargetTimeoutSeconds: int32(600 * timeScale),
+		Drive:                &v1alpha1.DriveSpec{Counters: true, ModelOverProvisioningPercent: []int32{7, 28}},
+		SteadyState:          &steady,
 	}}
 	bStart := time.Now()
 	if err := k8s.Create(ctx, b); err != nil {
@@ -191,10 +199,112 @@ func TestZonedFilesystemFlow(t *testing.T) {
 		if tps <= 0 || bpt <= 0 {
 			t.Errorf("target %s: tps %q, device bytes per transaction %q: want both positive", ts.Name, r.TPS, r.BytesPerTransaction)
 		}
-		if want := map[string]string{"zbtrfs": "btrfs", "nvme": "btrfs"}[ts.Name]; ts.Filesystem != want {
+		if want := map[string]string{"zbtrfs": "btrfs", "nvme": "btrfs", "convdev": "ext4"}[ts.Name]; ts.Filesystem != want {
 			t.Errorf("target %s: status filesystem %q, want %q (the table names the stack by it)", ts.Name, ts.Filesystem, want)
 		}
 		t.Logf("ZONED-NODE target %s (%s, %s %s): %s tps, %.1f KiB written to the device per transaction", ts.Name, ts.Engine, ts.Storage, ts.Filesystem, r.TPS, bpt/1024)
+		checkDriveFigures(t, ts)
+		if ts.Name == "conv" || ts.Name == "convdev" {
+			checkSteadyState(t, ts, steady)
+		} else if st := ts.SteadyState; st == nil || st.Required || len(st.Rounds) > 0 {
+			t.Errorf("target %s: steady state %+v: a zoned target runs no write-only rounds", ts.Name, st)
+		}
 	}
 	printComparison(t, b)
+}
+
+// preconditionedDeviceDB is InnoDB on ext4 on a whole conventional device, preconditioned before mkfs: two
+// sequential passes and up to three 5-second random rounds (the node's device is 1 GiB, so this stays short).
+func preconditionedDeviceDB(ns, name, node, device string) *v1alpha1.ZNSDatabase {
+	db := conventionalDB(ns, name, v1alpha1.EngineInnoDB)
+	db.Spec.Storage = v1alpha1.StorageSpec{Device: &v1alpha1.DeviceSource{NodeName: node, DeviceName: device,
+		Precondition: &v1alpha1.DevicePreconditionSpec{RandomRounds: 3, RoundSeconds: 5, DriveCounters: true,
+			SteadyState: &v1alpha1.PreconditionSteadyStateSpec{Window: 2}}}}
+	db.Spec.ZenFS.ReformatToken = "e2e-" + ns
+	return db
+}
+
+// checkPreconditioned: the device database's format Job wrote the whole device twice before it made ext4, and
+// judged its random rounds.
+func checkPreconditioned(t *testing.T, db *v1alpha1.ZNSDatabase, node string) {
+	t.Helper()
+	cur := &v1alpha1.ZNSDatabase{}
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(db), cur); err != nil {
+		t.Fatal(err)
+	}
+	p := cur.Status.Precondition
+	if p == nil || !p.Preconditioned || len(p.Passes) != 2 || len(p.Rounds) < 2 {
+		t.Fatalf("%s: status.precondition %+v, want two passes and the rounds", db.Name, p)
+	}
+	size := cur.Status.Device.Capacity.Value()
+	for i, pass := range p.Passes {
+		if pass.Bytes != size {
+			t.Errorf("%s: pass %d wrote %d bytes of a %d-byte device", db.Name, i+1, pass.Bytes, size)
+		}
+	}
+	// the drive's own count of the format's writes: at least the two passes, media bytes as host bytes (no FTL)
+	if d := p.Drive; d == nil || d.Counters == nil || d.Counters.MediaSource != "smart+ocp" {
+		t.Errorf("%s: status.precondition.drive %+v", db.Name, d)
+	} else if host, _ := strconv.ParseInt(d.Counters.HostWrittenBytes, 10, 64); host < 2*size || d.Counters.MediaWrittenBytes == "" {
+		t.Errorf("%s: the drive counted %d bytes received for two passes over %d: %+v", db.Name, host, size, d.Counters)
+	}
+	if f := cur.Status.Filesystem; f == nil || f.Type != "ext4" || f.Action != "format" || cur.Status.Device.Node != node {
+		t.Errorf("%s: filesystem %+v, device %+v", db.Name, f, cur.Status.Device)
+	}
+	t.Logf("ZONED-NODE %s preconditioned: %s", db.Name, p.Message)
+}
+
+// checkDriveFigures holds a target's drive figures to what its device can say: the emulated conventional NVMe
+// namespace (OCP log) measures media bytes equal to its host bytes (QEMU has no FTL), the emulated ZNS namespace
+// has SMART only, null_blk has no NVMe logs; the model runs on conventional devices only, and writes at least
+// as much to its flash at 7% over-provisioning as at 28%.
+func checkDriveFigures(t *testing.T, ts v1alpha1.TargetStatus) {
+	t.Helper()
+	d := ts.Iterations[0].Drive
+	if d == nil {
+		t.Errorf("target %s: no drive figures", ts.Name)
+		return
+	}
+	switch ts.Name {
+	case "convdev":
+		// The two are read a few milliseconds apart from a live mysqld, whose background flushes may fall between.
+		c := d.Counters
+		if c == nil {
+			t.Errorf("convdev: no counters: %s", d.CountersUnavailable)
+			break
+		}
+		media, errM := strconv.ParseFloat(c.MediaWrittenBytes, 64)
+		block, errB := strconv.ParseFloat(d.BlockLayerWrittenBytes, 64)
+		if c.MediaSource != "smart+ocp" || errM != nil || errB != nil || block <= 0 || math.Abs(media-block) > math.Max(1<<20, block/100) {
+			t.Errorf("convdev counters %+v (block layer %s): want OCP media bytes equal to the block layer's", c, d.BlockLayerWrittenBytes)
+		}
+	case "nvme":
+		if c := d.Counters; c == nil || c.HostWrittenBytes == "" || c.MediaWrittenBytes != "" || c.MediaUnavailable == "" {
+			t.Errorf("nvme counters %+v: want SMART's host bytes and a reason for the missing media bytes", c)
+		}
+	case "zbtrfs":
+		if d.Counters != nil || !strings.Contains(d.CountersUnavailable, "not an NVMe device") {
+			t.Errorf("zbtrfs counters %+v, reason %q", d.Counters, d.CountersUnavailable)
+		}
+	case "conv":
+		if d.Counters != nil || d.CountersUnavailable == "" {
+			t.Errorf("conv counters %+v, reason %q: a volume is reachable only through its file system", d.Counters, d.CountersUnavailable)
+		}
+	}
+	zoned := ts.Storage == "zoned"
+	if zoned != (len(d.Modelled) == 0) || zoned && d.ModelUnavailable == "" {
+		t.Errorf("target %s (%s): modelled %+v, reason %q", ts.Name, ts.Storage, d.Modelled, d.ModelUnavailable)
+	}
+	wa := map[int32]float64{}
+	for _, m := range d.Modelled {
+		wa[m.OverProvisioningPercent], _ = strconv.ParseFloat(m.WriteAmplification, 64)
+		if !strings.HasPrefix(m.Label, "modelled") {
+			t.Errorf("target %s: a modelled figure without its label: %+v", ts.Name, m)
+		}
+	}
+	if len(d.Modelled) > 0 && !(wa[7] >= wa[28] && wa[28] >= 1) {
+		t.Errorf("target %s: modelled WA %v at 7%% and %v at 28%%", ts.Name, wa[7], wa[28])
+	}
+	t.Logf("ZONED-NODE target %s drive: block layer %s bytes, counters %+v (%s), modelled %+v (%s)", ts.Name,
+		d.BlockLayerWrittenBytes, d.Counters, d.CountersUnavailable, d.Modelled, d.ModelUnavailable)
 }

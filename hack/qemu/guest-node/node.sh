@@ -26,6 +26,8 @@ mkdir -p $D/certs $D/cni /run/containerd
 for d in /var/lib /var/log; do mount -t tmpfs tmpfs $d || fail "cannot mount a tmpfs on $d"; done
 mount --make-rshared / 2>/dev/null # as on a systemd host: the kubelet's mounts reach the containers
 mount -t cgroup2 none /sys/fs/cgroup || fail "cannot mount cgroup2"
+# as systemd mounts it: the Benchmarks' drive sidecar traces the block layer there (docs/write-amplification.md)
+mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing || fail "cannot mount tracefs"
 echo "+cpu +memory +pids +io +cpuset" >/sys/fs/cgroup/cgroup.subtree_control || fail "cannot enable the cgroup controllers"
 sysctl -qw net.ipv4.ip_forward=1 net.ipv4.conf.all.route_localnet=1 || fail "cannot set the forwarding sysctls"
 # What udev does on a real node (the guest has none): block devices root:disk 0660. Without it the device is
