@@ -122,6 +122,14 @@ func defaults(in Input, s Sizes) options {
 		serverID = 1
 	}
 	o.set("server-id", fmt.Sprint(serverID))
+	if in.Flavor == FlavorMariaDB {
+		// MariaDB takes any unambiguous prefix of an option name ("chroo" sets chroot). The overrides are
+		// checked against its option list (mariadbAbbreviates); switching the matching off as well means an
+		// abbreviation that list does not know (a later server, an option hidden from --help) is an unknown
+		// option, not a way around the refused ones. It is read in an early pass over the whole file, so its
+		// place in the file does not matter. MySQL 8.0 has no prefix matching, nor this option.
+		o.flag("skip-getopt-prefix-matching")
+	}
 	// No log-error: in a container the server logs to stderr, which is what
 	// kubectl logs and the operator read; a file would fill the data volume
 	// unseen.

@@ -258,7 +258,7 @@ func TestNormalizeKey(t *testing.T) {
 		"Max_Connections":               "max_connections",
 		"skip-name-resolve":             "skip_name_resolve", // modifiers are not stripped here
 		"rocksdb_loose_option":          "rocksdb_loose_option",
-		"loose-loose-x":                 "loose_x", // only one prefix, as mysqld does
+		"loose-loose-x":                 "loose_x", // one prefix here; the deny check strips the rest (optionStages)
 		"":                              "",
 		"pid-file":                      "pid_file",
 		"rocksdb_default_cf_options":    "rocksdb_default_cf_options",

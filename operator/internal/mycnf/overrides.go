@@ -24,6 +24,8 @@ var forcedKeys = map[string]string{
 		"ordinary sessions silently lose rows",
 	"log_bin":   "the binlog is switched by the profile (off for bulk load, on for the workload)",
 	"log_error": "the server logs to stderr, which the operator and kubectl logs read",
+	"getopt_prefix_matching": "the operator turns MariaDB's option prefix matching off, so that an abbreviated name " +
+		"cannot reach an option refused here",
 }
 
 // deniedKeys are options no user may set, by normalised name, because they
@@ -64,12 +66,6 @@ var (
 	}
 	deniedSuffixes = []string{"dir", "_directory", "_file", "_filename", "_path"}
 )
-
-// mysqld's option reader treats these prefixes as modifiers of the option
-// that follows (skip-X means X=0), so "skip-log-bin" is the log_bin switch.
-// "maximum-" sets an upper bound, which on a forced option could veto the
-// operator's value.
-var modifierPrefixes = []string{"skip_", "disable_", "enable_", "maximum_"}
 
 // Option names: letters, digits, '-' and '_'. Anything else ('!include',
 // '[section]', '=' in the key, spaces) could change how the file parses.
@@ -114,6 +110,14 @@ func applyOverrides(o options, in Input) (map[string]string, error) {
 		if reason, ok := forcedReason(norm); ok {
 			return nil, fmt.Errorf("mycnf: override %q is not allowed: %s", key, reason)
 		}
+		// MySQL 8.0 (Percona) matches option names exactly: prefix matching was removed in 5.7, so an
+		// abbreviation is an unknown option there (mysqld refuses to start, or ignores it with loose-) and
+		// cannot reach anything; only MariaDB's names need the server's list.
+		if in.Flavor == FlavorMariaDB {
+			if full := mariadbAbbreviates(norm); full != nil {
+				return nil, abbreviationError(key, full)
+			}
+		}
 		if in.Engine != EngineRocksDB && strings.HasPrefix(norm, "rocksdb_") && !isLoose(key) {
 			return nil, fmt.Errorf("mycnf: override %q needs engine %q: the MyRocks plugin is not loaded for %q and mysqld would refuse to start",
 				key, EngineRocksDB, in.Engine)
@@ -136,13 +140,11 @@ func isLoose(key string) bool {
 	return strings.HasPrefix(strings.ReplaceAll(strings.ToLower(key), "-", "_"), "loose_")
 }
 
+// forcedReason says why the option a normalised key sets is the operator's or refused, looking through the
+// modifier words mysqld strips ("skip-loose-chroot" sets chroot; "maximum-" sets an upper bound, which on a
+// forced option could veto the operator's value).
 func forcedReason(norm string) (string, bool) {
-	names := []string{norm}
-	for _, p := range modifierPrefixes {
-		if base, ok := strings.CutPrefix(norm, p); ok && base != "" {
-			names = append(names, base)
-		}
-	}
+	names := optionStages(norm)
 	for _, n := range names {
 		if r, ok := forcedKeys[n]; ok {
 			return r, true
@@ -154,6 +156,37 @@ func forcedReason(norm string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// abbreviationError refuses a MariaDB key that abbreviates full option names, naming what it would set.
+func abbreviationError(key string, full []string) error {
+	for _, name := range full {
+		reason, ok := forcedReason(name)
+		if !ok {
+			continue
+		}
+		if len(full) == 1 {
+			return fmt.Errorf("mycnf: override %q is not allowed: mariadbd reads it as an abbreviation of %q, and %s: %s",
+				key, name, name, reason)
+		}
+		// Ambiguous today (mariadbd would refuse to start), but a server without the other options would take it.
+		return fmt.Errorf("mycnf: override %q is not allowed: it abbreviates %q and %d other option(s), and %s: %s",
+			key, name, len(full)-1, name, reason)
+	}
+	if len(full) > 1 {
+		shown := full
+		if len(shown) > 5 {
+			shown = shown[:5]
+		}
+		more := ""
+		if len(full) > len(shown) {
+			more = fmt.Sprintf(" and %d more", len(full)-len(shown))
+		}
+		return fmt.Errorf("mycnf: override %q is ambiguous: it abbreviates %s%s, and mariadbd refuses to start on it; write the full option name",
+			key, strings.Join(shown, ", "), more)
+	}
+	return fmt.Errorf("mycnf: override %q is an abbreviation of %q: write the full option name (the operator turns mariadbd's prefix matching off, and MySQL 8.0 has none)",
+		key, full[0])
 }
 
 func deniedReason(norm string) (string, bool) {
