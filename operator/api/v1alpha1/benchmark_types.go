@@ -300,7 +300,9 @@ type BenchmarkStatus struct {
 	Targets []TargetStatus `json:"targets,omitempty"`
 
 	// Conditions: TargetsReady (every target exists, is held by this Benchmark and is Available; its reason
-	// says what the Benchmark waits for: TargetsMissing, TargetsBusy, TargetsUnavailable), Completed, Failed.
+	// says what the Benchmark waits for: TargetsMissing, TargetsBusy, TargetsUnavailable), SeriesKept (False,
+	// reason SeriesMissing, once a finished run's interval series could not be kept, naming the last such run
+	// and why), Completed, Failed.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
@@ -337,8 +339,8 @@ type TargetStatus struct {
 	// Reason names why the target failed, from a fixed set (docs/benchmark.md lists them): AccessDenied,
 	// ConnectionFailed, ConnectionLost, MissingTables, Crashed, Interrupted, StartMissed, RowCountMismatch,
 	// SQLError, InvalidOutput, TimedOut, PodLost, TargetNotFound, TargetDeleted, TargetUnavailable,
-	// JobRejected or Other.
-	// +kubebuilder:validation:Enum=AccessDenied;ConnectionFailed;ConnectionLost;MissingTables;Crashed;Interrupted;StartMissed;RowCountMismatch;SQLError;InvalidOutput;TimedOut;PodLost;TargetNotFound;TargetDeleted;TargetUnavailable;JobRejected;Other
+	// JobRejected, ProfileChanged, TooFewConnections or Other.
+	// +kubebuilder:validation:Enum=AccessDenied;ConnectionFailed;ConnectionLost;MissingTables;Crashed;Interrupted;StartMissed;RowCountMismatch;SQLError;InvalidOutput;TimedOut;PodLost;TargetNotFound;TargetDeleted;TargetUnavailable;JobRejected;ProfileChanged;TooFewConnections;Other
 	// +optional
 	Reason string `json:"reason,omitempty"`
 	// Message is the detail of a failure: the cause, then what the step printed last.
@@ -357,8 +359,9 @@ type TargetStatus struct {
 	// storage.device), for the same table; empty for a volume.
 	// +optional
 	Filesystem string `json:"filesystem,omitempty"`
-	// ProfileSwitched records that the benchmark set the database's profile to bulkload and owes it the switch
-	// back to workload (also on failure or deletion).
+	// ProfileSwitched records that the database is owed the switch back to the workload profile when the
+	// Benchmark ends (completes, fails or is deleted): the Benchmark set it to bulkload for the prepare, or found
+	// it switched away from workload while it held it for its runs (the target then failed with ProfileChanged).
 	// +optional
 	ProfileSwitched bool `json:"profileSwitched,omitempty"`
 	// Preconditioned is true once the target's volume was preconditioned (or needs none).
@@ -406,101 +409,6 @@ type TargetStatus struct {
 	// +listMapKey=threads
 	// +optional
 	Sweep []SweepPoint `json:"sweep,omitempty"`
-}
-
-// IterationResult is one run of one target.
-type IterationResult struct {
-	// Iteration is 1-based.
-	Iteration int32 `json:"iteration"`
-	// Threads the run used.
-	// +optional
-	Threads    int32 `json:"threads,omitempty"`
-	RunFigures `json:",inline"`
-	// Transactions in the run.
-	// +optional
-	Transactions int64 `json:"transactions,omitempty"`
-	// DataBytes is the database's data on disk right after the run (see DataSize).
-	// +optional
-	DataBytes int64 `json:"dataBytes,omitempty"`
-	// Drive is what the drive under the target wrote during the run (spec.drive).
-	// +optional
-	Drive *DriveFigures `json:"drive,omitempty"`
-	// SeriesConfigMap holds the per-interval series of this run (kubectl get configmap NAME -o yaml).
-	// +optional
-	SeriesConfigMap string `json:"seriesConfigMap,omitempty"`
-	// StartTime and EndTime of the run as the runner saw them.
-	// +optional
-	StartTime string `json:"startTime,omitempty"`
-	// +optional
-	EndTime string `json:"endTime,omitempty"`
-	// DurationSec is sysbench's own measured time of the run ("total time"), in seconds: its clock started at
-	// about EndTime minus DurationSec, after it had connected its threads.
-	// +optional
-	DurationSec string `json:"durationSec,omitempty"`
-}
-
-// RunFigures are the measured figures of a run, as decimal strings.
-type RunFigures struct {
-	// TPS is transactions per second.
-	// +optional
-	TPS string `json:"tps,omitempty"`
-	// QPS is queries per second.
-	// +optional
-	QPS string `json:"qps,omitempty"`
-	// LatencyAvgMs is the mean transaction latency in milliseconds.
-	// +optional
-	LatencyAvgMs string `json:"latencyAvgMs,omitempty"`
-	// LatencyPctMs is the latency at spec.percentile, in milliseconds.
-	// +optional
-	LatencyPctMs string `json:"latencyPctMs,omitempty"`
-	// LatencyMaxMs is the maximum latency in milliseconds.
-	// +optional
-	LatencyMaxMs string `json:"latencyMaxMs,omitempty"`
-	// LatencyP50Ms, LatencyP95Ms, LatencyP99Ms and LatencyP999Ms are the latency distribution of the whole run
-	// (p50, p95, p99, p99.9, in milliseconds), from sysbench's --histogram output.
-	// +optional
-	LatencyP50Ms string `json:"latencyP50Ms,omitempty"`
-	// +optional
-	LatencyP95Ms string `json:"latencyP95Ms,omitempty"`
-	// +optional
-	LatencyP99Ms string `json:"latencyP99Ms,omitempty"`
-	// +optional
-	LatencyP999Ms string `json:"latencyP999Ms,omitempty"`
-	// ErrorsPerSec are ignored errors (lock conflicts MyRocks reports) per second.
-	// +optional
-	ErrorsPerSec string `json:"errorsPerSec,omitempty"`
-	// ReconnectsPerSec are reconnects per second.
-	// +optional
-	ReconnectsPerSec string `json:"reconnectsPerSec,omitempty"`
-	// TPSRelDevPct is the relative deviation of TPS across report intervals, in percent (the QoS figure).
-	// +optional
-	TPSRelDevPct string `json:"tpsRelDevPct,omitempty"`
-	// LatencyRelDevPct is the relative deviation of the percentile latency across intervals, in percent.
-	// +optional
-	LatencyRelDevPct string `json:"latencyRelDevPct,omitempty"`
-	// DeviceWrittenBytes is what the kernel counted as written to the target's device during the run; empty
-	// when the device was not visible to the runner.
-	// +optional
-	DeviceWrittenBytes string `json:"deviceWrittenBytes,omitempty"`
-	// BytesPerTransaction is DeviceWrittenBytes / transactions.
-	// +optional
-	BytesPerTransaction string `json:"bytesPerTransaction,omitempty"`
-}
-
-// Ratios compare a target with the baseline: target / baseline.
-type Ratios struct {
-	// TPS ratio: above 1 is faster than the baseline.
-	// +optional
-	TPS string `json:"tps,omitempty"`
-	// LatencyPct ratio: below 1 is lower latency than the baseline.
-	// +optional
-	LatencyPct string `json:"latencyPct,omitempty"`
-	// LatencyAvg ratio.
-	// +optional
-	LatencyAvg string `json:"latencyAvg,omitempty"`
-	// BytesPerTransaction ratio: below 1 writes less to the device per transaction.
-	// +optional
-	BytesPerTransaction string `json:"bytesPerTransaction,omitempty"`
 }
 
 // BenchmarkList is a list of Benchmark.

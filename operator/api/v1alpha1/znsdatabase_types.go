@@ -83,6 +83,7 @@ const (
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 46",message="metadata.name must be at most 46 characters: the StatefulSet <name>-mysql labels its pods <name>-mysql-<10-character hash>, which must fit in 63"
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must start with a letter and hold only lowercase letters, digits and '-' (no '.'): it names the Service <name>-mysql, which must be a DNS-1035 label"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || !has(oldSelf.status.rootPasswordSecretName) || oldSelf.status.rootPasswordSecretName == (has(self.spec.rootPasswordSecretName) && size(self.spec.rootPasswordSecretName) > 0 ? self.spec.rootPasswordSecretName : self.metadata.name + '-root')",message="spec.rootPasswordSecretName cannot change once the database was started with a Secret (status.rootPasswordSecretName): mysqld keeps the root password it was initialised with in its datadir and would not know another Secret's; to change the password, run ALTER USER in mysqld and then put the new password into that same Secret"
 type ZNSDatabase struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -113,14 +114,18 @@ type ZNSDatabaseSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="storage is immutable"
 	Storage StorageSpec `json:"storage"`
 
-	// Engine is the storage engine of the tables: rocksdb (MyRocks) or innodb. Default: rocksdb.
+	// Engine is the storage engine of the tables: rocksdb (MyRocks) or innodb. Default: rocksdb. It cannot be
+	// changed after creation: the tables are in the engine's own files, which the other engine cannot read.
 	// +kubebuilder:default=rocksdb
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="engine cannot change once the database exists: its tables are in the engine's own files (MyRocks or InnoDB), which the other engine cannot open; to move the data, dump it (mysqldump) from this database and load it into a new ZNSDatabase with the other engine"
 	// +optional
 	Engine Engine `json:"engine,omitempty"`
 
 	// Flavor is the MySQL distribution in the image: percona (the product) or mariadb (a test stand-in
-	// without ZenFS). Default: percona.
+	// without ZenFS). Default: percona. It cannot be changed after creation: the datadir is in the flavor's
+	// format (Percona Server 8.0's data dictionary, or MariaDB's system tables).
 	// +kubebuilder:default=percona
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="flavor cannot change once the database exists: its datadir is in the flavor's own format (Percona Server 8.0 and MariaDB cannot open each other's); to move the data, dump it (mysqldump) from this database and load it into a new ZNSDatabase with the other flavor"
 	// +optional
 	Flavor Flavor `json:"flavor,omitempty"`
 
@@ -136,7 +141,7 @@ type ZNSDatabaseSpec struct {
 	Image string `json:"image,omitempty"`
 
 	// Config holds mysqld options that override the generated ones, keyed by option name (dashes and
-	// underscores are equivalent). Paths, the port, the ZenFS URI, bulk load and the binary log switch are
+	// underscores are equivalent; full names only: MariaDB's abbreviations of option names are refused). Paths, the port, the ZenFS URI, bulk load and the binary log switch are
 	// set by the operator and cannot be overridden; options that run SQL (init_file, init_connect), load code
 	// (plugin_load, plugin_dir), name files or directories (anything ending in _file, _dir, _path, ...) or
 	// switch off authentication are refused (docs/config-overrides.md has the rule). Cache sizes
@@ -156,6 +161,8 @@ type ZNSDatabaseSpec struct {
 	// password. When empty the operator creates "<name>-root" with a random password; that Secret is kept
 	// when the ZNSDatabase is deleted, like the data volume it opens. A password shorter than 8 characters is
 	// refused: the benchmark runner redacts it from everything it prints, which a short one makes unreadable.
+	// It can be changed only until the operator accepted a Secret (status.rootPasswordSecretName): mysqld is
+	// initialised with that password and keeps it.
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
 	// +optional
@@ -348,7 +355,9 @@ type ZNSDatabaseStatus struct {
 	// +optional
 	ConfigMapName string `json:"configMapName,omitempty"`
 
-	// RootPasswordSecretName is the Secret holding the root password.
+	// RootPasswordSecretName is the Secret holding the root password, recorded once the operator accepted it
+	// (it exists, with a long enough password) and may start mysqld with it. From then on
+	// spec.rootPasswordSecretName cannot change: mysqld keeps the password it was initialised with.
 	// +optional
 	RootPasswordSecretName string `json:"rootPasswordSecretName,omitempty"`
 

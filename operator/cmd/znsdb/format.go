@@ -79,7 +79,7 @@ func format(ctx context.Context, f formatFlags, d deps) dbinit.Report {
 	} else if note != "" {
 		fmt.Fprintf(d.stderr, "znsdb: %s\n", note)
 	}
-	state, busy, err := f.detect(ctx, zones, d)
+	state, meta, busy, err := f.detect(ctx, zones, d)
 	r.ZenFS = state
 	switch {
 	case busy != nil:
@@ -96,11 +96,14 @@ func format(ctx context.Context, f formatFlags, d deps) dbinit.Report {
 	}
 	dec := dbinit.Decide(dbinit.DecisionInput{
 		Policy: policy, RequestedToken: token, RecordedToken: recorded,
-		HasZenFS: state.Present, Empty: zbd.IsEmpty(zones),
+		HasZenFS: state.Present, Empty: zbd.IsEmpty(zones), ForeignMeta: meta.Unsafe(),
 	})
 	state.Action, state.Reason = dec.Action, dec.Reason
 	switch dec.Action {
 	case dbinit.ActionRefuse:
+		if meta.Unsafe() {
+			state.Reason += "; " + foreignNote(meta, f.device)
+		}
 		return r
 	case dbinit.ActionFormat:
 		if dec.Force {

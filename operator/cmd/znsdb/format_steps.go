@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/zns-mysql/zns-mysql/operator/internal/dbinit"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zbd"
@@ -15,50 +16,99 @@ import (
 // directly, and zenfs ls-uuid. Either one finding it is enough, so a flaw in
 // one never lets a file system be taken for free space. The device is opened
 // exclusively, which is also the busy check: while another process (a
-// RocksDB, a zenfs mkfs) holds it, busy is returned and nothing else happens.
-// ls-uuid failing is not an error: it fails for the whole host when any one
-// device holds data it aborts on, and the superblock alone decides then.
-func (f formatFlags) detect(ctx context.Context, zones []zbd.Zone, d deps) (*dbinit.ZenFSState, *zbd.Problem, error) {
+// RocksDB, a zenfs mkfs) holds it, busy is returned with what a plain read
+// of the metadata zones finds (it needs no exclusive open), and nothing else
+// happens. zenfs is not run at all on a device with a foreign metadata zone
+// (zenfs.Meta.Unsafe): it would take a word of those bytes as a size to
+// allocate. ls-uuid failing is not an error: it fails for the whole host
+// when any one device holds such data, and the superblock alone decides then.
+func (f formatFlags) detect(ctx context.Context, zones []zbd.Zone, d deps) (*dbinit.ZenFSState, zenfs.Meta, *zbd.Problem, error) {
 	state := &dbinit.ZenFSState{}
-	sb, err := f.superblock(zones, d)
+	meta, err := f.readMeta(zones, d.devices.Open)
 	if errors.Is(err, zbd.ErrBusy) {
 		p := zbd.BusyProblem(f.devPath(), err)
-		return state, &p, nil
+		f.busyState(state, zones, d)
+		return state, zenfs.Meta{}, &p, nil
 	}
 	if err != nil {
-		return state, nil, err
+		return state, meta, nil, err
 	}
-	uuid, listed := f.lsUUID(ctx, d)
-	state.Present = sb != nil || listed
-	state.UUID = uuid
-	if sb != nil && !listed {
-		state.UUID = sb.UUID
+	if sb := meta.Superblock; sb != nil {
+		state.Present, state.UUID = true, sb.UUID
 	}
-	return state, nil, nil
+	if meta.Unsafe() {
+		fmt.Fprintf(d.stderr, "znsdb: zenfs ls-uuid not run on %s: %s\n", f.device, foreignNote(meta, f.device))
+		return state, meta, nil, nil
+	}
+	if uuid, listed := f.lsUUID(ctx, d); listed {
+		state.Present, state.UUID = true, uuid
+	}
+	return state, meta, nil, nil
+}
+
+// busyState records what a device held by another process holds, from a
+// plain (not exclusive) read of its metadata zones: a running mysqld's ZenFS
+// is still there, and the report says so.
+func (f formatFlags) busyState(state *dbinit.ZenFSState, zones []zbd.Zone, d deps) {
+	const busy = "nothing decided: the device is busy (another process holds it open exclusively)"
+	meta, err := f.readMeta(zones, d.devices.OpenShared)
+	switch {
+	case err != nil:
+		state.Reason = fmt.Sprintf("%s, and reading its metadata zones without an exclusive open failed too: %v", busy, err)
+	case meta.Superblock != nil:
+		state.Present, state.UUID = true, meta.Superblock.UUID
+		state.Reason = fmt.Sprintf("%s; read without an exclusive open, it holds ZenFS %s", busy, meta.Superblock.UUID)
+	case meta.Unsafe():
+		state.Reason = fmt.Sprintf("%s; read without an exclusive open, it holds data that is not ZenFS: %s", busy,
+			foreignNote(meta, f.device))
+	case zbd.IsEmpty(zones):
+		state.Reason = busy + "; read without an exclusive open, it is empty"
+	default:
+		state.Reason = busy + "; read without an exclusive open, its metadata zones hold no ZenFS superblock"
+	}
+}
+
+// foreignNote names the metadata zones that hold foreign bytes and how to
+// clear them, briefly: it goes into a reason of at most 400 bytes.
+func foreignNote(meta zenfs.Meta, dev string) string {
+	var zones []string
+	for _, z := range meta.Foreign {
+		zones = append(zones, fmt.Sprintf("sector %d (length word %#08x; `blkzone reset -o %d -c 1 /dev/%s` clears it)",
+			z.Start/512, z.LengthWord, z.Start/512, dev))
+	}
+	return "foreign metadata zone at " + strings.Join(zones, ", at ") + "; zenfs not run on it"
 }
 
 // superblock reads the ZenFS superblock of the device (nil for none),
 // holding the device exclusively while it reads.
 func (f formatFlags) superblock(zones []zbd.Zone, d deps) (*zenfs.Superblock, error) {
-	dev, err := d.devices.Open(f.devPath())
+	meta, err := f.readMeta(zones, d.devices.Open)
+	return meta.Superblock, err
+}
+
+// readMeta reads the first record of each metadata zone through a device
+// opened with open: Devices.Open (exclusive, failing with zbd.ErrBusy) or
+// Devices.OpenShared.
+func (f formatFlags) readMeta(zones []zbd.Zone, open func(string) (ReaderAtCloser, error)) (zenfs.Meta, error) {
+	dev, err := open(f.devPath())
 	if errors.Is(err, zbd.ErrBusy) {
-		return nil, err
+		return zenfs.Meta{}, err
 	}
 	if err != nil {
-		return nil, fmt.Errorf("opening %s to look for ZenFS: %w", f.devPath(), err)
+		return zenfs.Meta{}, fmt.Errorf("opening %s to look for ZenFS: %w", f.devPath(), err)
 	}
 	// Closed at once: zenfs opens the device exclusively too.
 	defer dev.Close()
-	sb, err := zenfs.ReadSuperblock(dev, zenfs.MetaZones(zones))
+	meta, err := zenfs.ReadMeta(dev, zenfs.MetaZones(zones))
 	if err != nil {
-		return nil, fmt.Errorf("looking for a ZenFS superblock on %s: %w", f.devPath(), err)
+		return zenfs.Meta{}, fmt.Errorf("looking for a ZenFS superblock on %s: %w", f.devPath(), err)
 	}
-	return sb, nil
+	return meta, nil
 }
 
 // lsUUID asks zenfs for the file system on the device.
 func (f formatFlags) lsUUID(ctx context.Context, d deps) (string, bool) {
-	out, stderr, err := d.runner.Run(ctx, f.zenfsBin, zenfs.LsUUIDArgs()...)
+	out, stderr, err := d.zenfsRunner().Run(ctx, f.zenfsBin, zenfs.LsUUIDArgs()...)
 	if err != nil {
 		// ls-uuid reads every zoned device of the node: the one it failed
 		// on need not be this one.
@@ -144,7 +194,7 @@ func (f formatFlags) mkfs(ctx context.Context, force bool, token string, d deps)
 	if err != nil {
 		return fmt.Errorf("the device was not formatted: %w", err)
 	}
-	if _, stderr, err := d.runner.Run(ctx, f.zenfsBin, args...); err != nil {
+	if _, stderr, err := d.zenfsRunner().Run(ctx, f.zenfsBin, args...); err != nil {
 		failure := zenfs.Classify(f.device, stderr, err)
 		failure.Message = "zenfs mkfs failed: " + failure.Message
 		if aerr := swap.Abort(); aerr != nil {
@@ -170,7 +220,7 @@ func (f formatFlags) df(ctx context.Context, state *dbinit.ZenFSState, d deps) e
 	if err != nil {
 		return err
 	}
-	out, stderr, err := d.runner.Run(ctx, f.zenfsBin, args...)
+	out, stderr, err := d.zenfsRunner().Run(ctx, f.zenfsBin, args...)
 	if err != nil {
 		failure := zenfs.Classify(f.device, stderr, err)
 		failure.Message = "zenfs df failed: " + failure.Message

@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"path/filepath"
 	"time"
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
+	"github.com/zns-mysql/zns-mysql/operator/internal/dbinit"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zenfs"
 )
 
@@ -28,6 +30,8 @@ func healthCmd(ctx context.Context, args []string, d deps) int {
 		"file that remembers when zenfs df last ran, between probes")
 	fs.DurationVar(&sf.interval, "zenfs-space-interval", time.Minute, "least time between two zenfs df runs")
 	fs.DurationVar(&sf.timeout, "zenfs-df-timeout", 5*time.Second, "how long zenfs df may take")
+	credentials := fs.String("mysql-credentials", defaultCredentials, "client option file ([client] user, password) "+
+		"of the account that asks mysqld for rocksdb_fs_uri when --zenfs-device is set (else root with MYSQL_ROOT_PASSWORD)")
 	if code, ok := parseFlags(fs, args, d); !ok {
 		return code
 	}
@@ -39,6 +43,22 @@ func healthCmd(ctx context.Context, args []string, d deps) int {
 	if err != nil {
 		fmt.Fprintf(d.stderr, "unhealthy: %s %s: %v\n", network, address, err)
 		return exitRefused
+	}
+	if sf.device != "" {
+		// A mysqld that answers but keeps MyRocks off the device is not
+		// ready: clients would write to the datadir volume. A check that
+		// could not ask does not fail the probe (see dbinit.FSURIUnverified).
+		qctx, cancel := context.WithTimeout(ctx, *timeout)
+		check := verifyFSURI(qctx, network, address, fsURICheckFlags{device: sf.device, credentials: *credentials,
+			stateFile: filepath.Join(filepath.Dir(sf.stateFile), "zenfs-fs-uri.json"), interval: sf.interval}, d)
+		cancel()
+		switch check.Verdict {
+		case dbinit.FSURINotOnZenFS:
+			fmt.Fprintf(d.stderr, "unhealthy: %s %s: %s\n", network, address, check.Message)
+			return exitRefused
+		case dbinit.FSURIUnverified:
+			fmt.Fprintf(d.stderr, "znsdb health: rocksdb_fs_uri not verified: %s\n", check.Message)
+		}
 	}
 	fmt.Fprintf(d.stdout, "ok: %s\n", version)
 	// The space is a side job of a healthy probe: its failure is reported

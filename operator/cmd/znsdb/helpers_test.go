@@ -59,11 +59,14 @@ type fakeDevices struct {
 	zones     []zbd.Zone
 	reportErr error
 	openErr   error
+	// sharedErr fails OpenShared; openErr (a busy device) does not.
+	sharedErr error
 	readErr   error
 	resetErr  error
 	data      map[int64][]byte
 	reported  int
 	opened    int
+	shared    int
 	closed    int
 	// resets counts ResetZones calls, zonesReset the zones they reset.
 	resets     int
@@ -108,6 +111,19 @@ func (f *fakeDevices) Open(devPath string) (ReaderAtCloser, error) {
 		return nil, f.openErr
 	}
 	f.opened++
+	return f, nil
+}
+
+// OpenShared reads the device without claiming it: it works while another
+// process holds it exclusively (openErr being zbd.ErrBusy).
+func (f *fakeDevices) OpenShared(devPath string) (ReaderAtCloser, error) {
+	if devPath != f.path {
+		return nil, &os.PathError{Op: "open", Path: devPath, Err: os.ErrNotExist}
+	}
+	if f.sharedErr != nil {
+		return nil, f.sharedErr
+	}
+	f.shared++
 	return f, nil
 }
 

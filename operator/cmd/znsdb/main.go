@@ -2,7 +2,9 @@
 // MySQL pod and in the operator's Jobs: it checks the device (preflight) and
 // formats it when the policy allows (format: ZenFS, zoned btrfs or f2fs, or
 // ext4 or xfs on a conventional device, which it may precondition with fio
-// first); as a probe it checks that mysqld answers (health).
+// first); as a probe it checks that mysqld answers, and on a ZenFS database
+// that MyRocks runs on the device (health). Every zenfs command it runs is
+// under a memory bound (exec-bounded).
 package main
 
 import (
@@ -29,9 +31,12 @@ commands:
              one for ext4 or xfs (--filesystem)
   format     preflight, then format the device if the policy allows (a conventional device may be
              preconditioned with fio first: --precondition)
-  health     check that mysqld answers with a protocol-10 handshake (and refresh the ZenFS space on the pod)
+  health     check that mysqld answers with a protocol-10 handshake; on a ZenFS database also that its
+             rocksdb_fs_uri is the device's, and refresh the ZenFS space on the pod
   mycnf      print the mysqld configuration the operator would generate (for hand-run labs and demos)
   metrics    serve the database's zoned figures (zones, ZenFS space, device bytes, datadir) for Prometheus
+  exec-bounded
+             (internal) run a program under a data memory limit: how znsdb runs zenfs
 
 Run znsdb <command> -h for its flags.
 `
@@ -39,18 +44,27 @@ Run znsdb <command> -h for its flags.
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	os.Exit(run(ctx, os.Args[1:], deps{
+	os.Exit(run(ctx, os.Args[1:], hostDeps()))
+}
+
+// hostDeps are the helper's ties to the machine it runs on.
+func hostDeps() deps {
+	return deps{
 		runner:  execRunner{},
+		zenfs:   newZenFSRunner(execRunner{}),
 		devices: hostDevices{},
 		stdout:  os.Stdout,
 		stderr:  os.Stderr,
 		getenv:  os.Getenv,
-	}))
+	}
 }
 
 // deps are the helper's ties to the machine; tests replace them.
 type deps struct {
-	runner  Runner
+	runner Runner
+	// zenfs runs the zenfs utility, under a memory bound (newZenFSRunner);
+	// nil means runner, for tests whose runner is a fake.
+	zenfs   Runner
 	devices Devices
 	stdout  io.Writer
 	stderr  io.Writer
@@ -58,6 +72,8 @@ type deps struct {
 	// now and annotate default to the clock and the in-cluster API.
 	now      func() time.Time
 	annotate Annotator
+	// askFSURI defaults to asking mysqld over the MySQL protocol.
+	askFSURI fsURIAsker
 }
 
 func (d deps) clock() time.Time {
@@ -65,6 +81,14 @@ func (d deps) clock() time.Time {
 		return time.Now()
 	}
 	return d.now()
+}
+
+// zenfsRunner is what every zenfs command runs through.
+func (d deps) zenfsRunner() Runner {
+	if d.zenfs == nil {
+		return d.runner
+	}
+	return d.zenfs
 }
 
 func (d deps) annotator() Annotator {
@@ -90,6 +114,8 @@ func run(ctx context.Context, args []string, d deps) int {
 		return mycnfCmd(args[1:], d)
 	case "metrics":
 		return metricsCmd(ctx, args[1:], d)
+	case execBoundedCmd:
+		return execBounded(args[1:], d)
 	case "-h", "--help", "help":
 		fmt.Fprint(d.stdout, usage)
 		return exitOK

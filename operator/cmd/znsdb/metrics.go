@@ -90,7 +90,7 @@ func metricsCmd(ctx context.Context, args []string, d deps) int {
 	if f.zenfs {
 		wg.Go(func() {
 			c.RunZenFS(bg, f.zenfsInterval, f.dfTimeout, func(ctx context.Context) (zenfs.Df, error) {
-				return zenfsDf(ctx, d.runner, zenfs.DefaultBinary, f.device)
+				return zenfsDf(ctx, d.zenfsRunner(), zenfs.DefaultBinary, f.device)
 			})
 		})
 	}

@@ -132,6 +132,10 @@ func (f *reportDevices) Open(string) (ReaderAtCloser, error) {
 	return nil, errors.New("znsdb metrics must not open the device exclusively")
 }
 
+func (f *reportDevices) OpenShared(string) (ReaderAtCloser, error) {
+	return nil, errors.New("znsdb metrics reads no device content")
+}
+
 func (f *reportDevices) ResetZones(string, []zbd.Zone) (int, error) {
 	return 0, errors.New("znsdb metrics must not reset zones")
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
@@ -60,7 +59,7 @@ func refreshSpace(ctx context.Context, f spaceFlags, d deps) (bool, error) {
 	dfCtx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
 	space := dbinit.Space{At: now}
-	out, stderr, runErr := d.runner.Run(dfCtx, f.zenfsBin, args...)
+	out, stderr, runErr := d.zenfsRunner().Run(dfCtx, f.zenfsBin, args...)
 	if runErr == nil {
 		df, perr := zenfs.ParseDf(out)
 		if perr != nil {
@@ -72,7 +71,8 @@ func refreshSpace(ctx context.Context, f spaceFlags, d deps) (bool, error) {
 	} else {
 		failure := zenfs.Classify(f.device, stderr, runErr)
 		if dfCtx.Err() != nil {
-			failure.Message = fmt.Sprintf("zenfs df did not finish within %s", f.timeout)
+			// The helper killed it: not the OOM killer the SIGKILL would suggest.
+			failure.Reason, failure.Message = zenfs.ReasonTimedOut, fmt.Sprintf("zenfs df did not finish within %s", f.timeout)
 		}
 		space.Error, space.ErrorReason = "zenfs df failed: "+failure.Message, string(failure.Reason)
 	}
@@ -90,27 +90,7 @@ func refreshSpace(ctx context.Context, f spaceFlags, d deps) (bool, error) {
 }
 
 // writeState replaces the state file in one rename.
-func writeState(path string, st spaceState) error {
-	b, err := json.Marshal(st)
-	if err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(b)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
-	return err
-}
+func writeState(path string, st spaceState) error { return writeJSON(path, st) }
 
 // Annotator sets an annotation on the pod the helper runs in.
 type Annotator interface {

@@ -14,21 +14,42 @@ import (
 	"github.com/zns-mysql/zns-mysql/operator/internal/zenfs"
 )
 
-// fakeAnnotator records what the helper would set on its pod.
+// fakeAnnotator records what the helper would set on its pod: the space
+// (values) and the rocksdb_fs_uri check (fsURI).
 type fakeAnnotator struct {
 	values []string
+	fsURI  []string
 	err    error
 }
 
 func (a *fakeAnnotator) Annotate(_ context.Context, key, value string) error {
-	if key != v1alpha1.AnnotationZenFSSpace {
-		return errors.New("unexpected annotation " + key)
-	}
 	if a.err != nil {
 		return a.err
 	}
-	a.values = append(a.values, value)
+	switch key {
+	case v1alpha1.AnnotationZenFSSpace:
+		a.values = append(a.values, value)
+	case dbinit.FSURIAnnotation:
+		a.fsURI = append(a.fsURI, value)
+	default:
+		return errors.New("unexpected annotation " + key)
+	}
 	return nil
+}
+
+// onZenFS is a mysqld whose rocksdb_fs_uri is nullb0's: the space tests are
+// about a database that passed that check.
+func onZenFS(context.Context, string, string, account) (*string, error) {
+	uri := dbinit.ZenFSURI("nullb0")
+	return &uri, nil
+}
+
+// rootPassword is a container's environment with the root password set.
+func rootPassword(k string) string {
+	if k == "MYSQL_ROOT_PASSWORD" {
+		return "pw"
+	}
+	return ""
 }
 
 func (a *fakeAnnotator) last(t *testing.T) dbinit.Space {
@@ -66,7 +87,7 @@ func (p *prober) probe(extra ...string) (code int, stdout, stderr string) {
 	args := append([]string{"health", "--timeout", "500ms", "--addr", p.addr, "--zenfs-device", "nullb0",
 		"--zenfs", "/opt/zenfs", "--zenfs-space-state", p.state}, extra...)
 	code = run(context.Background(), args, deps{runner: p.runner, stdout: &out, stderr: &errOut,
-		getenv: func(string) string { return "" }, now: func() time.Time { return p.now }, annotate: p.ann})
+		getenv: rootPassword, now: func() time.Time { return p.now }, annotate: p.ann, askFSURI: onZenFS})
 	return code, out.String(), errOut.String()
 }
 
@@ -178,8 +199,10 @@ func TestHealthDfTimeout(t *testing.T) {
 	var out, errOut bytes.Buffer
 	code := run(context.Background(), []string{"health", "--addr", p.addr, "--zenfs-device", "nullb0",
 		"--zenfs-space-state", p.state, "--zenfs-df-timeout", "100ms"},
-		deps{runner: br, stdout: &out, stderr: &errOut, getenv: func(string) string { return "" }, annotate: p.ann})
-	if code != exitOK || br.calls != 1 || !strings.Contains(p.ann.last(t).Error, "did not finish within 100ms") {
+		deps{runner: br, stdout: &out, stderr: &errOut, getenv: rootPassword, annotate: p.ann, askFSURI: onZenFS})
+	// The helper's own kill of a df that overran is a timeout, not the OOM killer its SIGKILL would suggest.
+	if code != exitOK || br.calls != 1 || !strings.Contains(p.ann.last(t).Error, "did not finish within 100ms") ||
+		p.ann.last(t).ErrorReason != string(zenfs.ReasonTimedOut) {
 		t.Errorf("exit %d, calls %d, published %+v, stderr %q", code, br.calls, p.ann.values, errOut.String())
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"os"
 	"os/exec"
 
 	"github.com/zns-mysql/zns-mysql/operator/internal/zbd"
@@ -30,6 +31,9 @@ type Devices interface {
 	// Open opens the device exclusively for reading; it fails with
 	// zbd.ErrBusy while another process holds it exclusively.
 	Open(devPath string) (ReaderAtCloser, error)
+	// OpenShared opens the device for reading without claiming it: it works
+	// while another process holds it exclusively (a running mysqld).
+	OpenShared(devPath string) (ReaderAtCloser, error)
 	// ResetZones resets the written zones among zones, holding the device
 	// exclusively (zbd.ErrBusy when it cannot), and says how many it reset.
 	ResetZones(devPath string, zones []zbd.Zone) (int, error)
@@ -51,6 +55,14 @@ func (hostDevices) Open(devPath string) (ReaderAtCloser, error) {
 	f, err := zbd.OpenExclusive(devPath, false)
 	if err != nil {
 		return nil, err // a nil *os.File must not become a non-nil interface
+	}
+	return f, nil
+}
+
+func (hostDevices) OpenShared(devPath string) (ReaderAtCloser, error) {
+	f, err := os.Open(devPath)
+	if err != nil {
+		return nil, err
 	}
 	return f, nil
 }

@@ -250,6 +250,25 @@ type Series struct {
 	LatencyMS         []float64 `json:"lat"`
 	ErrorsPerSec      []float64 `json:"err"`
 	ReconnectsPerSec  []float64 `json:"reconn"`
+
+	// The rest is set only on a series the operator downsampled to fit its ConfigMap (Fit): each entry of the
+	// columns above is then one bucket of BucketIntervals consecutive intervals (the last bucket may hold fewer),
+	// t the end of the bucket's last interval and the others the bucket's mean; SourceIntervals is how many
+	// intervals the run had. The Min and Max columns keep each bucket's extremes, so that a dip or a spike
+	// shorter than a bucket still shows.
+	Downsampled         bool      `json:"downsampled,omitempty"`
+	SourceIntervals     int       `json:"sourceIntervals,omitempty"`
+	BucketIntervals     int       `json:"bucketIntervals,omitempty"`
+	TPSMin              []float64 `json:"tpsMin,omitempty"`
+	TPSMax              []float64 `json:"tpsMax,omitempty"`
+	QPSMin              []float64 `json:"qpsMin,omitempty"`
+	QPSMax              []float64 `json:"qpsMax,omitempty"`
+	LatencyMinMS        []float64 `json:"latMin,omitempty"`
+	LatencyMaxMS        []float64 `json:"latMax,omitempty"`
+	ErrorsPerSecMin     []float64 `json:"errMin,omitempty"`
+	ErrorsPerSecMax     []float64 `json:"errMax,omitempty"`
+	ReconnectsPerSecMin []float64 `json:"reconnMin,omitempty"`
+	ReconnectsPerSecMax []float64 `json:"reconnMax,omitempty"`
 }
 
 // Len is the number of intervals.
@@ -259,6 +278,12 @@ func (s Series) check() error {
 	n := len(s.Time)
 	for name, col := range map[string][]float64{"tps": s.TPS, "qps": s.QPS, "lat": s.LatencyMS, "err": s.ErrorsPerSec, "reconn": s.ReconnectsPerSec} {
 		if len(col) != n {
+			return fmt.Errorf("benchresult: series column %s has %d entries, t has %d", name, len(col), n)
+		}
+	}
+	for name, col := range s.extremes() {
+		// A series as the runner printed it has no extremes; a downsampled one has them all.
+		if len(col) != n && (s.Downsampled || len(col) != 0) {
 			return fmt.Errorf("benchresult: series column %s has %d entries, t has %d", name, len(col), n)
 		}
 	}

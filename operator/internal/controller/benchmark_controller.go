@@ -206,6 +206,9 @@ func (r *BenchmarkReconciler) settle(ctx context.Context, b *v1alpha1.Benchmark)
 	if err := r.stopJobs(ctx, b, ""); err != nil {
 		return err
 	}
+	if err := r.noticeProfiles(ctx, b); err != nil {
+		return err
+	}
 	if err := r.restoreProfiles(ctx, b); err != nil {
 		return err
 	}

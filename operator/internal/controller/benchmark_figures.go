@@ -1,10 +1,8 @@
 package controller
 
 import (
-	"fmt"
 	"math"
 	"strconv"
-	"strings"
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
 	"github.com/zns-mysql/zns-mysql/operator/internal/benchresult"
@@ -145,14 +143,4 @@ func ratios(target, baseline *v1alpha1.RunFigures) *v1alpha1.Ratios {
 		LatencyAvg:          pair(target.LatencyAvgMs, baseline.LatencyAvgMs),
 		BytesPerTransaction: pair(target.BytesPerTransaction, baseline.BytesPerTransaction),
 	}
-}
-
-// seriesCSV renders a series as CSV with a header line.
-func seriesCSV(s benchresult.Series, header string) string {
-	var b strings.Builder
-	b.WriteString(header + "\n")
-	for i := 0; i < s.Len(); i++ {
-		fmt.Fprintf(&b, "%g,%g,%g,%g,%g,%g\n", s.Time[i], s.TPS[i], s.QPS[i], s.LatencyMS[i], s.ErrorsPerSec[i], s.ReconnectsPerSec[i])
-	}
-	return b.String()
 }

@@ -2,12 +2,15 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"sort"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
+	"github.com/zns-mysql/zns-mysql/operator/internal/event"
+	"github.com/zns-mysql/zns-mysql/operator/internal/failreason"
 )
 
 // A database serves one Benchmark at a time: two would flip its profile against each other and drop each
@@ -111,6 +114,56 @@ func (r *BenchmarkReconciler) releaseAll(ctx context.Context, b *v1alpha1.Benchm
 			continue
 		}
 		if err := r.release(ctx, b, db); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// keepsProfile tells whether a target past its prepare (from its row check to the end of its runs, write-only
+// rounds included) still has its database in the workload profile, which is what the runs measure. A database
+// switched away meanwhile (bulkload set by hand) fails its target with ProfileChanged and its Jobs are stopped:
+// figures taken with bulk load on and the binary log off, or across the restart the switch causes, are not the
+// methodology's. The switch back is owed (ProfileSwitched) and made when the lease ends, as for a prepare's:
+// switching it at once would fight whoever switched it while the Benchmark still holds it.
+func (r *BenchmarkReconciler) keepsProfile(ctx context.Context, b *v1alpha1.Benchmark, ts *v1alpha1.TargetStatus, db *v1alpha1.ZNSDatabase) (bool, error) {
+	if db.Spec.Profile == v1alpha1.ProfileWorkload || ts.State == v1alpha1.TargetFailed {
+		return true, nil
+	}
+	ts.ProfileSwitched = true
+	r.failTarget(b, ts, event.ProfileChanged, failreason.ProfileChanged, fmt.Sprintf(
+		"ZNSDatabase %s is in the %s profile, but this Benchmark holds it for runs in the workload profile (bulk load off, binary log on); its Jobs are stopped and the database goes back to workload when the Benchmark ends",
+		db.Name, db.Spec.Profile))
+	return false, r.stopJobs(ctx, b, ts.Name)
+}
+
+// heldInWorkload runs keepsProfile on a target that has nothing left to run in this step; a database deleted
+// meanwhile is left to the step that needs it.
+func (r *BenchmarkReconciler) heldInWorkload(ctx context.Context, b *v1alpha1.Benchmark, ts *v1alpha1.TargetStatus) error {
+	db, err := r.getDB(ctx, b, ts.Name)
+	if err != nil || db == nil {
+		return err
+	}
+	_, err = r.keepsProfile(ctx, b, ts, db)
+	return err
+}
+
+// noticeProfiles runs keepsProfile on the targets that were past their prepare when the Benchmark ended or was
+// deleted, so that a switch made while the operator was down is handed back too. Only databases the Benchmark
+// still holds are looked at: once released, a database's profile is its owner's business again.
+func (r *BenchmarkReconciler) noticeProfiles(ctx context.Context, b *v1alpha1.Benchmark) error {
+	for _, ts := range active(b) {
+		if ts.State != v1alpha1.TargetVerified {
+			continue
+		}
+		db, err := r.getDB(ctx, b, ts.Name)
+		if err != nil {
+			return err
+		}
+		if db == nil || !holds(b, db) {
+			continue
+		}
+		if _, err := r.keepsProfile(ctx, b, ts, db); err != nil {
 			return err
 		}
 	}

@@ -80,14 +80,17 @@ func (r *BenchmarkReconciler) setProfile(ctx context.Context, db *v1alpha1.ZNSDa
 func (r *BenchmarkReconciler) prepare(ctx context.Context, b *v1alpha1.Benchmark) (ctrl.Result, error) {
 	doPrepare := b.Spec.Prepare == nil || *b.Spec.Prepare
 	for _, ts := range active(b) {
-		if ts.State == v1alpha1.TargetVerified {
-			continue
-		}
 		db, err := r.targetDB(ctx, b, ts)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
 		if db == nil {
+			continue
+		}
+		if ts.State == v1alpha1.TargetVerified { // it waits for the others, held in the workload profile
+			if _, err := r.keepsProfile(ctx, b, ts, db); err != nil {
+				return ctrl.Result{}, err
+			}
 			continue
 		}
 		if err := r.prepareTarget(ctx, b, ts, db, doPrepare); err != nil {

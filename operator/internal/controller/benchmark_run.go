@@ -2,15 +2,12 @@ package controller
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
 	"github.com/zns-mysql/zns-mysql/operator/internal/benchresult"
@@ -33,6 +30,10 @@ func (r *BenchmarkReconciler) run(ctx context.Context, b *v1alpha1.Benchmark) (c
 	running := 0
 	for _, ts := range active(b) {
 		if hasIteration(ts, it) {
+			// Its run is over, but it stays held in the workload profile until the last target's run ends.
+			if err := r.heldInWorkload(ctx, b, ts); err != nil {
+				return ctrl.Result{}, err
+			}
 			continue
 		}
 		db, err := r.targetDB(ctx, b, ts)
@@ -40,6 +41,11 @@ func (r *BenchmarkReconciler) run(ctx context.Context, b *v1alpha1.Benchmark) (c
 			return ctrl.Result{}, err
 		}
 		if db == nil {
+			continue
+		}
+		if kept, err := r.keepsProfile(ctx, b, ts, db); err != nil {
+			return ctrl.Result{}, err
+		} else if !kept {
 			continue
 		}
 		sum, done, err := r.runJob(ctx, b, resources.BenchPhaseRun, it, db, b.Status.StartAt.Time)
@@ -65,7 +71,7 @@ func (r *BenchmarkReconciler) run(ctx context.Context, b *v1alpha1.Benchmark) (c
 			continue
 		}
 		cm, err := r.keepSeries(ctx, b, it, ts.Name)
-		if err != nil {
+		if err != nil { // only a passing failure: a refusal or a missing series is recorded, and the run with it
 			return ctrl.Result{}, err
 		}
 		res := iterationResult(it, sum, cm)
@@ -208,42 +214,4 @@ func (r *BenchmarkReconciler) summarize(b *v1alpha1.Benchmark) {
 			ts.Sweep[j].VsBaseline = ratios(ts.Sweep[j].Mean, base[ts.Sweep[j].Threads])
 		}
 	}
-}
-
-// keepSeries copies a run's interval series from the runner's log into a ConfigMap; "" when the log has none
-// (for example when the pod's log is gone).
-func (r *BenchmarkReconciler) keepSeries(ctx context.Context, b *v1alpha1.Benchmark, it int32, target string) (string, error) {
-	if r.Logs == nil {
-		return "", nil
-	}
-	job := &batchv1.Job{}
-	if err := r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: resources.BenchJobName(b, resources.BenchPhaseRun, it, target)}, job); err != nil {
-		return "", client.IgnoreNotFound(err)
-	}
-	pod, _, err := r.jobPod(ctx, b, job)
-	if err != nil || pod == nil {
-		return "", err
-	}
-	text, err := r.Logs.Read(ctx, pod.Namespace, pod.Name, resources.RunnerContainer)
-	if err != nil {
-		event.SeriesMissing.Emit(b, r.Recorder, target, it, err.Error())
-		return "", nil
-	}
-	series, ok, err := benchresult.FindSeries(text)
-	if err != nil || !ok {
-		reason := "the runner's log has no series line"
-		if err != nil {
-			reason = err.Error()
-		}
-		event.SeriesMissing.Emit(b, r.Recorder, target, it, reason)
-		return "", nil
-	}
-	raw, err := json.Marshal(series)
-	if err != nil {
-		return "", err
-	}
-	name := resources.SeriesConfigMapName(b, it, target)
-	err = r.Apply(ctx, resources.SeriesConfigMap(b, it, target, string(raw), seriesCSV(series, resources.CSVHeader)),
-		client.FieldOwner(FieldManager), client.ForceOwnership)
-	return name, err
 }

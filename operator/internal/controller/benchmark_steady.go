@@ -56,6 +56,11 @@ func (r *BenchmarkReconciler) steadyState(ctx context.Context, b *v1alpha1.Bench
 		if db == nil {
 			continue
 		}
+		if kept, err := r.keepsProfile(ctx, b, ts, db); err != nil {
+			return ctrl.Result{}, err
+		} else if !kept {
+			continue
+		}
 		if ts.SteadyState == nil {
 			ts.SteadyState = &v1alpha1.SteadyStateStatus{Required: steadyRequired(b, db)}
 			if !ts.SteadyState.Required {

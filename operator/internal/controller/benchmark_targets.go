@@ -75,7 +75,8 @@ func (r *BenchmarkReconciler) waiting(b *v1alpha1.Benchmark, reason, msg string,
 // waitForTargets holds the Benchmark until it can run with all of its targets: each exists (a missing one is
 // waited for up to targetTimeoutSeconds, then the Benchmark fails), none is used by another Benchmark (waited
 // for without a limit), all are taken for this one, and each is Available in the workload profile. Until the
-// targets are taken, nothing is written to any database.
+// targets are taken, nothing is written to any database. Then it fails at once if a target's server would
+// refuse some of its connections (tooFewConnections), before any Job.
 func (r *BenchmarkReconciler) waitForTargets(ctx context.Context, b *v1alpha1.Benchmark) (ctrl.Result, error) {
 	var dbs []*v1alpha1.ZNSDatabase
 	var missing []string
@@ -157,6 +158,12 @@ func (r *BenchmarkReconciler) waitForTargets(ctx context.Context, b *v1alpha1.Be
 			}
 		}
 		return r.abort(ctx, b, ReasonTargetsUnavailable, "targets not Available in time: "+strings.Join(unavailable, "; "))
+	}
+
+	if refused, err := r.tooFewConnections(ctx, b, dbs); err != nil {
+		return ctrl.Result{}, err
+	} else if refused != "" {
+		return r.abort(ctx, b, failreason.TooFewConnections, refused)
 	}
 
 	msg := fmt.Sprintf("all %d targets exist, are Available and are held by this Benchmark", len(dbs))

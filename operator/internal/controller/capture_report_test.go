@@ -223,7 +223,7 @@ func seriesConfigMap(b *v1alpha1.Benchmark, it int32, target string, s benchresu
 	if err != nil {
 		panic(err)
 	}
-	ac := resources.SeriesConfigMap(b, it, target, string(raw), seriesCSV(s, resources.CSVHeader))
+	ac := resources.SeriesConfigMap(b, it, target, string(raw), s.CSV())
 	j, err := json.Marshal(ac)
 	if err != nil {
 		panic(err)

@@ -21,10 +21,16 @@ import (
 )
 
 // reconcileSecret makes sure the root password Secret exists. A user-named Secret is only read; a generated
-// one is created once and never rewritten, since mysqld keeps the password it was initialised with.
+// one is created once and never rewritten, since mysqld keeps the password it was initialised with. The
+// accepted Secret is recorded in status.rootPasswordSecretName, after which admission refuses another one.
 func (r *ZNSDatabaseReconciler) reconcileSecret(ctx context.Context, st *state) (*ctrl.Result, error) {
 	db := st.db
-	db.Status.RootPasswordSecretName = db.RootSecretName()
+	// Before a Secret was accepted no mysqld has its password, so another Secret (or a generated one) may
+	// still be named instead; afterwards only this one will do.
+	orOther := ", or remove spec.rootPasswordSecretName to have a random one generated"
+	if db.Status.RootPasswordSecretName != "" {
+		orOther = " (mysqld keeps the password it was initialised with, so the database cannot switch to another Secret)"
+	}
 	secret := &corev1.Secret{}
 	err := r.Get(ctx, client.ObjectKey{Namespace: db.Namespace, Name: db.RootSecretName()}, secret)
 	switch {
@@ -37,16 +43,19 @@ func (r *ZNSDatabaseReconciler) reconcileSecret(ctx context.Context, st *state) 
 		// The benchmark runner replaces the password wherever it would print it; a short one would blank out
 		// ordinary words in every error ("x" in "exit"), so it is refused before anything uses it.
 		if n := utf8.RuneCount(password); n < v1alpha1.MinPasswordLength {
-			msg := fmt.Sprintf("the password in Secret %q (key %q) has %d character(s), at least %d are required so that it can be redacted from benchmark output without hiding other text; set a longer one, or remove spec.rootPasswordSecretName to have a random one generated",
-				secret.Name, v1alpha1.RootPasswordKey, n, v1alpha1.MinPasswordLength)
+			msg := fmt.Sprintf("the password in Secret %q (key %q) has %d character(s), at least %d are required so that it can be redacted from benchmark output without hiding other text; set a longer one%s",
+				secret.Name, v1alpha1.RootPasswordKey, n, v1alpha1.MinPasswordLength, orOther)
 			return r.blockOnSecret(db, "PasswordTooShort", event.PasswordTooShort, msg), nil
 		}
+		db.Status.RootPasswordSecretName = db.RootSecretName()
 		return nil, nil
 	case !apierrors.IsNotFound(err):
 		return nil, err
-	case db.Spec.RootPasswordSecretName != "":
-		msg := fmt.Sprintf("Secret %q not found in namespace %q: create it with the root password under key %q, or remove spec.rootPasswordSecretName to have one generated",
-			db.Spec.RootPasswordSecretName, db.Namespace, v1alpha1.RootPasswordKey)
+	case db.Spec.RootPasswordSecretName != "" || db.Status.RootPasswordSecretName != "":
+		// A generated Secret that was accepted and then deleted is not generated again: the new random
+		// password would not be mysqld's.
+		msg := fmt.Sprintf("Secret %q not found in namespace %q: create it with the root password under key %q%s",
+			db.RootSecretName(), db.Namespace, v1alpha1.RootPasswordKey, orOther)
 		return r.blockOnSecret(db, "SecretMissing", event.SecretMissing, msg), nil
 	}
 	password, err := randomPassword(32)
@@ -57,6 +66,7 @@ func (r *ZNSDatabaseReconciler) reconcileSecret(ctx context.Context, st *state) 
 		return nil, err
 	}
 	event.SecretGenerated.Emit(db, r.Recorder, db.GeneratedSecretName())
+	db.Status.RootPasswordSecretName = db.RootSecretName()
 	return nil, nil
 }
 
@@ -165,6 +175,10 @@ func (r *ZNSDatabaseReconciler) reconcileAvailability(ctx context.Context, st *s
 	if db.UsesZenFS() {
 		if res, err := r.readFormatReport(ctx, db); res != nil || err != nil {
 			return res, err
+		}
+		// Whatever the StatefulSet says: its readiness probe fails then too, but only this names the cause.
+		if msg, err := r.notOnZenFS(ctx, db); err != nil || msg != "" {
+			return nil, err
 		}
 	}
 	sts := &appsv1.StatefulSet{}

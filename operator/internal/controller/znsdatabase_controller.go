@@ -140,6 +140,11 @@ func (r *ZNSDatabaseReconciler) runSteps(ctx context.Context, st *state, steps .
 			// Only the API server can tell (a pod template it refuses, say): retrying would only fill the log.
 			return r.childRejected(st.db, err), nil
 		}
+		if apierrors.IsForbidden(err) {
+			// Admission said no (a ResourceQuota, a policy, RBAC): the user or an administrator must act, on
+			// objects the operator does not watch, so it looks again after BlockedRetry.
+			return r.childForbidden(st.db, err), nil
+		}
 		if err != nil {
 			return ctrl.Result{}, err
 		}
@@ -159,6 +164,20 @@ func (r *ZNSDatabaseReconciler) childRejected(db *v1alpha1.ZNSDatabase, err erro
 	}
 	blocked(db, "ChildRejected", msg)
 	return ctrl.Result{}
+}
+
+// childForbidden stops at a child object that admission refused with 403 Forbidden, with a condition and an
+// Event that quote the refusal (it names a ResourceQuota and its numbers, or the policy); the Event is emitted
+// again only when the refusal changes. The condition replaces whatever step was shown before (a preflight
+// "inspecting" that already passed).
+func (r *ZNSDatabaseReconciler) childForbidden(db *v1alpha1.ZNSDatabase, err error) ctrl.Result {
+	msg := fmt.Sprintf("the API server forbade an object the operator creates for this database (a ResourceQuota, LimitRange or policy of the namespace, or the operator's RBAC): %v; the operator tries again every %s",
+		err, r.BlockedRetry)
+	if c := meta.FindStatusCondition(db.Status.Conditions, ConditionAvailable); c == nil || c.Reason != "ChildForbidden" || c.Message != msg {
+		event.ChildForbidden.Emit(db, r.Recorder, msg)
+	}
+	blocked(db, "ChildForbidden", msg)
+	return ctrl.Result{RequeueAfter: r.BlockedRetry}
 }
 
 // updateStatus writes the status when it changed; conflict reports that the object changed meanwhile.

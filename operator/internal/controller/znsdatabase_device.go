@@ -71,6 +71,9 @@ func (r *ZNSDatabaseReconciler) reconcilePreflight(ctx context.Context, st *stat
 	}
 	finished, failed, at := jobFinished(job)
 	if !finished {
+		if res, err := r.preflightUnschedulable(ctx, db, job); res != nil || err != nil {
+			return res, err
+		}
 		return r.inspecting(db), nil
 	}
 
@@ -102,6 +105,9 @@ func (r *ZNSDatabaseReconciler) reconcilePreflight(ctx context.Context, st *stat
 		detail := raw
 		if report != nil && report.Error != "" {
 			detail = report.Error
+		}
+		if detail == "" {
+			detail = jobFailure(job, r.PreflightRetry)
 		}
 		if detail == "" {
 			detail = "its pod left no report (was it deleted or evicted?)"

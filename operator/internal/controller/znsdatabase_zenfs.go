@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -68,6 +69,44 @@ func (r *ZNSDatabaseReconciler) readFormatReport(ctx context.Context, db *v1alph
 	blocked(db, reason, msg)
 	return &ctrl.Result{}, nil
 }
+
+// notOnZenFS reads what the readiness helper found when it asked the running mysqld for its rocksdb_fs_uri
+// (dbinit.FSURIAnnotation on the pod). When MyRocks is not on the device (a server whose MyRocks lacks ZenFS
+// ignores loose-rocksdb-fs-uri and writes to the datadir volume) the database is not Available, with the reason
+// and a Warning Event, and msg says why; "" otherwise, including when nothing was found yet or the helper could
+// not ask.
+func (r *ZNSDatabaseReconciler) notOnZenFS(ctx context.Context, db *v1alpha1.ZNSDatabase) (msg string, err error) {
+	pod := &corev1.Pod{}
+	err = r.Get(ctx, client.ObjectKey{Namespace: db.Namespace, Name: db.PodName()}, pod)
+	if apierrors.IsNotFound(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	v, ok := pod.Annotations[dbinit.FSURIAnnotation]
+	if !ok {
+		return "", nil
+	}
+	check, err := dbinit.ParseFSURICheck(v)
+	if err != nil {
+		log.FromContext(ctx).Info("ignoring the pod's rocksdb_fs_uri annotation", "pod", pod.Name, "error", err.Error())
+		return "", nil
+	}
+	// A check against another URI is not about this configuration.
+	if check.Verdict != dbinit.FSURINotOnZenFS || check.Want != dbinit.ZenFSURI(db.ZonedDeviceName()) {
+		return "", nil
+	}
+	msg = fmt.Sprintf("pod %s: %s", pod.Name, shorten(check.Message, 1024))
+	if c := meta.FindStatusCondition(db.Status.Conditions, ConditionAvailable); c == nil || c.Reason != ReasonNotOnZenFS {
+		event.NotOnZenFS.Emit(db, r.Recorder, msg)
+	}
+	setCondition(db, ConditionAvailable, metav1.ConditionFalse, ReasonNotOnZenFS, msg)
+	return msg, nil
+}
+
+// ReasonNotOnZenFS is the Available condition's reason when mysqld runs MyRocks off the device.
+const ReasonNotOnZenFS = "NotOnZenFS"
 
 func formatTermination(pod *corev1.Pod) *corev1.ContainerStateTerminated {
 	for _, cs := range pod.Status.InitContainerStatuses {

@@ -49,6 +49,12 @@ type DecisionInput struct {
 	HasZenFS bool
 	// Empty: no sequential zone of the device holds data.
 	Empty bool
+	// ForeignMeta: a written metadata zone starts with bytes that are not a
+	// ZenFS superblock (zenfs.Meta.Unsafe). With a ZenFS beside it, the file
+	// system cannot be used as it is: zenfs and MyRocks's ZenFS read every
+	// written metadata zone when they mount, and take a word of those bytes
+	// as a size to allocate.
+	ForeignMeta bool
 }
 
 // Decision says what to do and why, in words for the user.
@@ -67,6 +73,10 @@ func Decide(in DecisionInput) Decision {
 	newToken := in.RequestedToken != "" && in.RequestedToken != in.RecordedToken
 	switch in.Policy {
 	case PolicyNever:
+		if in.HasZenFS && in.ForeignMeta {
+			return Decision{Action: ActionRefuse, Reason: "device holds ZenFS, but " + foreignMeta +
+				"; formatPolicy is Never, so only a reset of that zone by hand clears it"}
+		}
 		if in.HasZenFS {
 			reason := "device holds ZenFS; formatPolicy is Never"
 			if newToken {
@@ -93,6 +103,9 @@ func Decide(in DecisionInput) Decision {
 			"reformatToken %q differs from the last applied one; formatting replaces %s", in.RequestedToken, what)}
 	}
 	switch {
+	case in.HasZenFS && in.ForeignMeta:
+		return Decision{Action: ActionRefuse, Reason: "device holds ZenFS, but " + foreignMeta + ": reset that " +
+			"zone (ZenFS's live log is in another one) or set reformatToken to a new value to erase the device"}
 	case in.HasZenFS:
 		return Decision{Action: ActionKeep, Reason: "device holds ZenFS; it is never re-formatted " +
 			"unless reformatToken is set to a new value"}
@@ -106,6 +119,10 @@ func Decide(in DecisionInput) Decision {
 	return Decision{Action: ActionRefuse, Reason: "device holds data that is not ZenFS; it is not formatted " +
 		"without confirmation: set reformatToken to a new value to erase it" + hint}
 }
+
+// foreignMeta says why a ZenFS with a foreign metadata zone is not kept as it is.
+const foreignMeta = "a metadata zone starts with data that is not ZenFS, which zenfs and MyRocks would read as " +
+	"a size to allocate on mounting it"
 
 // maxTokenLen keeps the token readable in a status and in its file.
 const maxTokenLen = 128

@@ -21,15 +21,20 @@ func TestDecideExhaustive(t *testing.T) {
 		force   bool
 		mention string
 	}
-	expect := func(p Policy, tok string, hasZenFS, empty bool) want {
+	expect := func(p Policy, tok string, hasZenFS, empty, foreign bool) want {
 		newToken := tok == "new token" || tok == "first token"
 		switch {
+		case p == PolicyNever && hasZenFS && foreign:
+			// Keeping it would hand mysqld a file system whose mount aborts.
+			return want{ActionRefuse, false, "reset of that zone"}
 		case p == PolicyNever && hasZenFS:
 			return want{ActionKeep, false, "formatPolicy is Never"}
 		case p == PolicyNever:
 			return want{ActionRefuse, false, "device has no ZenFS and formatPolicy is Never"}
 		case newToken:
 			return want{ActionFormat, true, "reformatToken"}
+		case hasZenFS && foreign:
+			return want{ActionRefuse, false, "not ZenFS"}
 		case hasZenFS:
 			return want{ActionKeep, false, "never re-formatted"}
 		case empty:
@@ -42,12 +47,15 @@ func TestDecideExhaustive(t *testing.T) {
 	for _, p := range []Policy{PolicyIfNeeded, PolicyNever} {
 		for name, tk := range tokenCases {
 			for _, hasZenFS := range []bool{false, true} {
-				for _, empty := range []bool{false, true} {
+				// A foreign metadata zone is written, so an empty device has none.
+				for _, c := range []struct{ empty, foreign bool }{{false, false}, {false, true}, {true, false}} {
+					empty, foreign := c.empty, c.foreign
 					n++
-					in := DecisionInput{Policy: p, RequestedToken: tk.requested, RecordedToken: tk.recorded, HasZenFS: hasZenFS, Empty: empty}
-					w := expect(p, name, hasZenFS, empty)
+					in := DecisionInput{Policy: p, RequestedToken: tk.requested, RecordedToken: tk.recorded,
+						HasZenFS: hasZenFS, Empty: empty, ForeignMeta: foreign}
+					w := expect(p, name, hasZenFS, empty, foreign)
 					got := Decide(in)
-					t.Run(fmt.Sprintf("%s/%s/zenfs=%v/empty=%v", p, name, hasZenFS, empty), func(t *testing.T) {
+					t.Run(fmt.Sprintf("%s/%s/zenfs=%v/empty=%v/foreign=%v", p, name, hasZenFS, empty, foreign), func(t *testing.T) {
 						if got.Action != w.action || got.Force != w.force {
 							t.Errorf("Decide = %+v, want action %s force %v", got, w.action, w.force)
 						}
@@ -59,7 +67,7 @@ func TestDecideExhaustive(t *testing.T) {
 			}
 		}
 	}
-	if n != 2*5*2*2 {
+	if n != 2*5*2*3 {
 		t.Fatalf("covered %d cases", n)
 	}
 }

@@ -43,8 +43,15 @@ var (
 	SpaceFailed      = Event{corev1.EventTypeWarning, "ZenFSSpaceFailed", "%s"}
 	Available        = Event{corev1.EventTypeNormal, "Available", "mysqld is ready at %s"}
 	Unavailable      = Event{corev1.EventTypeWarning, "Unavailable", "%s"}
-	DeviceReleased   = Event{corev1.EventTypeNormal, "DeviceReleased", "released %s without touching its data"}
-	ChildRejected    = Event{corev1.EventTypeWarning, "ChildRejected", "%s"}
+	// NotOnZenFS: a ZenFS database's running mysqld does not keep MyRocks on the device (its rocksdb_fs_uri, as
+	// the readiness helper read it); the database is not Available.
+	NotOnZenFS     = Event{corev1.EventTypeWarning, "NotOnZenFS", "%s"}
+	DeviceReleased = Event{corev1.EventTypeNormal, "DeviceReleased", "released %s without touching its data"}
+	ChildRejected  = Event{corev1.EventTypeWarning, "ChildRejected", "%s"}
+	// ChildForbidden: admission refused a child with 403 Forbidden (a ResourceQuota, a policy); retried.
+	ChildForbidden = Event{corev1.EventTypeWarning, "ChildForbidden", "%s"}
+	// PreflightUnschedulable: the scheduler cannot place the preflight pod (a node that does not exist, taints).
+	PreflightUnschedulable = Event{corev1.EventTypeWarning, "PreflightUnschedulable", "%s"}
 	// DeviceDriveCountersReset: the drive's counters went backwards while the format Job wrote (reset or replaced).
 	DeviceDriveCountersReset = Event{corev1.EventTypeWarning, "DriveCountersReset", "%s"}
 	// The precondition of storage.device, in the format Job: finished (steady, or no rounds asked for), finished
@@ -75,6 +82,12 @@ var (
 	RunFailed          = Event{corev1.EventTypeWarning, "RunFailed", "%s"}
 	IterationDone      = Event{corev1.EventTypeNormal, "IterationDone", "run %d of %d finished"}
 	SeriesMissing      = Event{corev1.EventTypeWarning, "SeriesMissing", "no interval series for target %s run %d: %s"}
+	// SeriesDownsampled: a run had more intervals than its series ConfigMap holds (benchresult.Fit).
+	SeriesDownsampled = Event{corev1.EventTypeNormal, "SeriesDownsampled", "target %s run %d: %s"}
+	// ProfileChanged: a held target left the workload profile during its runs; the target fails.
+	ProfileChanged = Event{corev1.EventTypeWarning, "ProfileChanged", "%s"}
+	// TooFewConnections: a target's max_connections is below what the Benchmark opens; it fails before any Job.
+	TooFewConnections = Event{corev1.EventTypeWarning, "TooFewConnections", "%s"}
 	// The write-only phase (spec.steadyState).
 	SteadyStateReached    = Event{corev1.EventTypeNormal, "SteadyStateReached", "target %s: %s"}
 	SteadyStateNotReached = Event{corev1.EventTypeWarning, "SteadyStateNotReached", "target %s: %s"}

@@ -56,12 +56,18 @@ const (
 	TargetUnavailable Reason = "TargetUnavailable"
 	// JobRejected: the API server refused the step's Job.
 	JobRejected Reason = "JobRejected"
+	// ProfileChanged: the database left the workload profile while the Benchmark held it for its runs (someone
+	// switched it to bulkload): what it measured then is not what the methodology measures.
+	ProfileChanged Reason = "ProfileChanged"
+	// TooFewConnections: the database's max_connections is below what the Benchmark would open against it
+	// (its most threads plus the runner's own connection).
+	TooFewConnections Reason = "TooFewConnections"
 )
 
 // All is the fixed set, in the order the API lists it.
 var All = []Reason{AccessDenied, ConnectionFailed, ConnectionLost, MissingTables, Crashed, Interrupted, StartMissed,
 	RowCountMismatch, SQLError, InvalidOutput, TimedOut, PodLost, TargetNotFound, TargetDeleted, TargetUnavailable,
-	JobRejected, Other}
+	JobRejected, ProfileChanged, TooFewConnections, Other}
 
 // Failure is what a step saw when it failed.
 type Failure struct {

@@ -3,7 +3,6 @@ package resources
 import (
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -270,13 +269,10 @@ func BenchJob(b *v1alpha1.Benchmark, in BenchJobInput) *batchv1ac.JobApplyConfig
 }
 
 // SeriesConfigMap keeps one run's interval series where kubectl can read it: JSON for programs and CSV for
-// spreadsheets.
+// spreadsheets (benchresult.Fit bounds them to what a ConfigMap holds).
 func SeriesConfigMap(b *v1alpha1.Benchmark, iteration int32, target, seriesJSON, csv string) *corev1ac.ConfigMapApplyConfiguration {
 	return corev1ac.ConfigMap(SeriesConfigMapName(b, iteration, target), b.Namespace).
 		WithLabels(BenchLabels(b, BenchPhaseRun, target, iteration)).
 		WithOwnerReferences(BenchOwnerReference(b)).
 		WithData(map[string]string{"series.json": seriesJSON, "series.csv": csv})
 }
-
-// CSVHeader names the columns of series.csv.
-var CSVHeader = strings.Join([]string{"time_s", "tps", "qps", "latency_ms", "errors_per_s", "reconnects_per_s"}, ",")

@@ -216,6 +216,13 @@ func containerSecurity() *corev1ac.SecurityContextApplyConfiguration {
 		WithCapabilities(corev1ac.Capabilities().WithDrop("ALL"))
 }
 
+// PreflightDeadlineSeconds bounds a preflight Job from its start: scheduling, the first pull of the server image
+// on the node and the inspection (which reads sysfs or the zone report and takes seconds). 5 minutes covers a
+// 1 GB image pulled at 30 Mbit/s; a pod that cannot be scheduled (a node that does not exist) is reported long
+// before, from its PodScheduled condition. When the deadline passes the Job fails and runs again after the
+// operator's preflight retry, and a pull cut short resumes from the layers the runtime kept.
+const PreflightDeadlineSeconds int64 = 300
+
 // PreflightJob inspects the device read-only (sysfs, and a zonedClaim's zone report) and writes its verdict as
 // JSON to the termination message. Nothing that can write to the device is created before it passes.
 func PreflightJob(db *v1alpha1.ZNSDatabase, image string) *batchv1ac.JobApplyConfiguration {
@@ -250,6 +257,7 @@ func PreflightJob(db *v1alpha1.ZNSDatabase, image string) *batchv1ac.JobApplyCon
 		WithOwnerReferences(OwnerReference(db)).
 		WithSpec(batchv1ac.JobSpec().
 			WithBackoffLimit(0).
+			WithActiveDeadlineSeconds(PreflightDeadlineSeconds).
 			WithTemplate(corev1ac.PodTemplateSpec().
 				WithLabels(db.Labels(ComponentPreflight)).
 				WithSpec(spec)))

@@ -74,7 +74,45 @@ func ProbeSuperblock(r io.ReaderAt, metaZones []zbd.Zone) (bool, error) {
 // data that makes the zenfs utility itself abort (a huge record length read
 // as an allocation size) is simply not a superblock here.
 func ReadSuperblock(r io.ReaderAt, metaZones []zbd.Zone) (*Superblock, error) {
-	var best *Superblock
+	m, err := ReadMeta(r, metaZones)
+	return m.Superblock, err
+}
+
+// Meta is what the written metadata zones of a device start with.
+type Meta struct {
+	// Superblock is the one ZenFS would mount (see ReadSuperblock); nil for none.
+	Superblock *Superblock
+	// Foreign are the written meta zones that do not start with a ZenFS
+	// superblock record. ZenFS writes one at the start of every meta zone
+	// before anything else (mkfs, and every roll of its log), so on a device
+	// ZenFS alone wrote there are none.
+	Foreign []ForeignZone
+}
+
+// ForeignZone is a written meta zone whose first bytes are not a ZenFS
+// superblock record.
+type ForeignZone struct {
+	// Start is the zone's first byte on the device.
+	Start int64
+	// LengthWord is what ZenFS's log reader takes for the first record's
+	// length (bytes 4-7): it allocates and zero-fills that many bytes before
+	// it checks the record's CRC. The captured zenfs aborted (std::bad_alloc)
+	// on words of 2 GiB and more in a 2 GiB guest, and grew to 2.8 GB
+	// resident, until the OOM killer took it, in a 3 GiB one.
+	LengthWord uint32
+}
+
+// Unsafe reports whether zenfs must not be run on the device: ls-uuid, df,
+// list and a mkfs without a prior zone reset all read every written meta
+// zone, foreign ones included.
+func (m Meta) Unsafe() bool { return len(m.Foreign) > 0 }
+
+// ReadMeta reads the first record of every written meta zone: the newest
+// valid superblock, and the zones that start with anything else. Empty zones
+// (write pointer at the start) are not read, as ZenFS's log reader stops at
+// the write pointer.
+func ReadMeta(r io.ReaderAt, metaZones []zbd.Zone) (Meta, error) {
+	var m Meta
 	buf := make([]byte, recordHeaderSize+superblockSize)
 	for _, z := range metaZones {
 		if z.WritePointer <= z.Start {
@@ -82,17 +120,21 @@ func ReadSuperblock(r io.ReaderAt, metaZones []zbd.Zone) (*Superblock, error) {
 		}
 		ok, err := readRecord(r, z.Start, buf)
 		if err != nil {
-			return nil, err
+			return Meta{}, err
 		}
-		if !ok || !isSuperblockRecord(buf) {
+		if !ok {
+			continue
+		}
+		if !isSuperblockRecord(buf) {
+			m.Foreign = append(m.Foreign, ForeignZone{Start: z.Start, LengthWord: binary.LittleEndian.Uint32(buf[4:8])})
 			continue
 		}
 		sb := decodeSuperblock(buf[recordHeaderSize:])
-		if best == nil || sb.Sequence > best.Sequence {
-			best = &sb
+		if m.Superblock == nil || sb.Sequence > m.Superblock.Sequence {
+			m.Superblock = &sb
 		}
 	}
-	return best, nil
+	return m, nil
 }
 
 // HasSuperblock checks the first metaZones zones of a device of equal-sized

@@ -94,3 +94,23 @@ func BlkzoneReport(t testing.TB, rel string) []zbd.Zone {
 	}
 	return zones
 }
+
+// Od decodes an `od -t x1` capture ("offset byte byte ..." lines, then a
+// line holding only the total length), such as the first 8 bytes of the
+// random blocks written over nullb1's first meta zone
+// (followup/B-garbage/10-random<N>-first8.txt).
+func Od(t testing.TB, rel string) []byte {
+	t.Helper()
+	var out []byte
+	for _, line := range strings.Split(strings.TrimSpace(Read(t, rel)), "\n") {
+		fields := strings.Fields(line)
+		for _, f := range fields[1:] {
+			v, err := strconv.ParseUint(f, 16, 8)
+			if err != nil {
+				t.Fatalf("%s: line %q: %v", rel, line, err)
+			}
+			out = append(out, byte(v))
+		}
+	}
+	return out
+}
