@@ -90,6 +90,10 @@ func (r *ZNSDatabaseReconciler) runFormatJob(ctx context.Context, db *v1alpha1.Z
 	if err != nil {
 		return nil, err
 	}
+	// The format's zone report gives the zone capacity the sysfs-only preflight could not know, as ZenFS's does.
+	if report != nil && report.Device != nil && report.Device.ZoneCapacityBytes > 0 && db.Status.Device != nil {
+		db.Status.Device.ZoneCapacity = quantity(report.Device.ZoneCapacityBytes)
+	}
 	drive, pending, err := r.formatDrive(ctx, db, job, at)
 	if err != nil || pending {
 		return formatting(db), err

@@ -37,6 +37,7 @@ func zonedFSReport(t *testing.T, in zonedfs.DecisionInput, uuid string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	d.ZoneCapacityBytes = 60 << 20 // from the format's zone report (the preflight reads sysfs only)
 	dec := zonedfs.Decide(in)
 	b, err := dbinit.Report{Device: d, Filesystem: &dbinit.FilesystemState{
 		Type: string(in.Want), Found: in.Found.Type, UUID: uuid, Label: zonedfs.Label(in.Token),
@@ -92,6 +93,14 @@ func TestZonedBtrfsLifecycle(t *testing.T) {
 	finishJob(t, db, db.FormatJobName(), "format",
 		zonedFSReport(t, zonedfs.DecisionInput{Want: zonedfs.Btrfs, Policy: dbinit.PolicyIfNeeded, Empty: true}, "b476b9a5"), true)
 	waitEvent(t, db, "Formatted")
+	// The format's zone report gives the zone capacity the sysfs-only preflight could not know (a Benchmark's
+	// usable-capacity figures need it).
+	eventually(t, "status.device.zoneCapacity from the format report", func() error {
+		if zc := get(t, db).Status.Device.ZoneCapacity; zc == nil || zc.String() != "60Mi" {
+			return fmt.Errorf("status.device.zoneCapacity = %v", zc)
+		}
+		return nil
+	})
 
 	// A Filesystem-mode local PV with fsType over the device, pinned, retained, bound to the datadir claim.
 	pv := &corev1.PersistentVolume{}

@@ -18,7 +18,7 @@ const DriveSources = "DRIVE: measured by the drive's own NVMe logs (SMART, OCP C
 	"Emulated drives (QEMU, null_blk) have no FTL: their measured media bytes equal host bytes."
 
 // smartResolution is added when a measured ratio takes its host bytes from SMART.
-const smartResolution = "SMART counts host bytes in steps of 512000: over a short phase a smart+ocp ratio is coarse, and can be below 1."
+const smartResolution = "SMART counts host bytes in steps of 512000, rounded up at each reading: over a short phase a smart+ocp ratio is off by up to a step either way."
 
 // Reasons the report gives itself for figures the status cannot have.
 const (
