@@ -126,7 +126,25 @@ prepare() {
   (umask 077 && head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$share/token")
   printf '%s\n' "$tag" >"$state/tag"
   printf '%s\n' "$guest_dir" >"$state/guest-dir"
+  assets=$(guest_visible "$assets" assets)
+  parts=$(guest_visible "$parts" parts)
   printf '%s\n%s\n' "$assets" "$parts" >"$state/paths"
+}
+
+# guest_visible DIR NAME: DIR, or a hard-linked copy of it in the share when the guest cannot see it. The guest
+# sees the host's root read-only but has its own /tmp, /run, /dev, /proc and /sys, so a cache under one of them
+# (ZNS_CACHE_DIR=/tmp/...) is empty there; the share is mounted at its host path wherever it is, and lies in the
+# same cache, so the links cost nothing (a copy when they cannot be made).
+guest_visible() {
+  case $1 in
+    /tmp/* | /run/* | /dev/* | /proc/* | /sys/*) ;;
+    *) printf '%s' "$1"; return 0 ;;
+  esac
+  local dst=$share/$2
+  rm -rf "$dst"
+  cp -al "$1" "$dst" 2>/dev/null || cp -a "$1" "$dst" || die "cannot copy ${1} into the guest's share ${share}"
+  log "${1} lies where the guest has its own directory: its ${2} are linked into the share" >&2
+  printf '%s' "$dst"
 }
 
 # image_disk TAG PARTS: choose the image disk of this boot. Importing the images takes 5 min of a TCG boot; the
