@@ -25,11 +25,13 @@ heartbeat() {
   name=$(progress_name)
   (
     # the ticker ends at once when told (its sleep runs in the background, so that the TERM trap fires
-    # without waiting for it) and by itself once the script is gone
+    # without waiting for it) and by itself once the script is gone. The sleep holds none of the script's
+    # output: a TERM between `sleep &` and `sp=$!` orphans it, and an orphan holding stdout kept a caller
+    # that reads the script's output to its end waiting for the full interval (seen once in CI).
     local sp="" last
-    trap '[[ -n "$sp" ]] && kill "$sp" 2>/dev/null; exit 0' TERM
+    trap 'kill $(jobs -p) 2>/dev/null; exit 0' TERM
     while :; do
-      sleep "$PROGRESS_EVERY" &
+      sleep "$PROGRESS_EVERY" </dev/null >/dev/null 2>&1 &
       sp=$!
       wait "$sp"
       kill -0 "$$" 2>/dev/null || exit 0 # $$: the script, even in this subshell
