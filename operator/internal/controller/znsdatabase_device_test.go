@@ -274,10 +274,13 @@ func TestDeviceNotPreconditionedWithoutToken(t *testing.T) {
 	if !strings.Contains(msg, "not preconditioned: preconditioning destroys the device's contents, so it runs only with a new reformatToken") {
 		t.Errorf("DeviceNotPreconditioned event %q", msg)
 	}
-	p := get(t, db).Status.Precondition
-	if p == nil || p.Preconditioned || !strings.HasPrefix(p.Message, "not preconditioned") {
-		t.Errorf("status.precondition %+v", p)
-	}
+	// The Event goes out before the status write that carries the same news: wait for the status too.
+	eventually(t, "status.precondition says why it did not run", func() error {
+		if p := get(t, db).Status.Precondition; p == nil || p.Preconditioned || !strings.HasPrefix(p.Message, "not preconditioned") {
+			return fmt.Errorf("status.precondition %+v", p)
+		}
+		return nil
+	})
 	waitObject(t, client.ObjectKey{Namespace: ns, Name: db.FilesystemClaimName()}, &corev1.PersistentVolumeClaim{})
 }
 
@@ -296,9 +299,12 @@ func TestDevicePreconditionNotSteadyWarns(t *testing.T) {
 	if !strings.Contains(msg, "not steady after 5 rounds") {
 		t.Errorf("DevicePreconditionNotSteady event %q", msg)
 	}
-	if p := get(t, db).Status.Precondition; p == nil || !p.Preconditioned || p.SteadyState || len(p.Rounds) != 5 {
-		t.Errorf("status.precondition %+v", p)
-	}
+	eventually(t, "status.precondition with the rounds and no steady state", func() error {
+		if p := get(t, db).Status.Precondition; p == nil || !p.Preconditioned || p.SteadyState || len(p.Rounds) != 5 {
+			return fmt.Errorf("status.precondition %+v", p)
+		}
+		return nil
+	})
 }
 
 // TestDeviceRefusedByPreflightAsZonedOrSmall: a zoned device named as storage.device, and one too small, are refused with
