@@ -25,6 +25,9 @@ type SweepPoint struct {
 	// Mean is the mean over the runs at this count.
 	// +optional
 	Mean *RunFigures `json:"mean,omitempty"`
+	// AcrossRuns is how the runs at this count differ from one another.
+	// +optional
+	AcrossRuns *RunSpread `json:"acrossRuns,omitempty"`
 	// VsBaseline compares Mean with the baseline target's at the same count.
 	// +optional
 	VsBaseline *Ratios `json:"vsBaseline,omitempty"`
@@ -141,4 +144,63 @@ type Ratios struct {
 	// BytesPerTransaction ratio: below 1 writes less to the device per transaction.
 	// +optional
 	BytesPerTransaction string `json:"bytesPerTransaction,omitempty"`
+	// BestTPS is best-to-best: the target's best run's TPS over the baseline's best run's.
+	// +optional
+	BestTPS string `json:"bestTPS,omitempty"`
+	// BestLatencyPct is best-to-best for the percentile latency (each side's lowest).
+	// +optional
+	BestLatencyPct string `json:"bestLatencyPct,omitempty"`
+	// TPSVerdict says whether the TPS difference is larger than the runs' noise: Welch's two-sided t-test of
+	// the target's runs against the baseline's, at the 5% level (docs/benchmark.md, "Is the difference real?").
+	// +optional
+	TPSVerdict Verdict `json:"tpsVerdict,omitempty"`
+	// TPSPValue is that test's p-value.
+	// +optional
+	TPSPValue string `json:"tpsPValue,omitempty"`
+	// LatencyPctVerdict is the same test for the percentile latency (lower is better).
+	// +optional
+	LatencyPctVerdict Verdict `json:"latencyPctVerdict,omitempty"`
+	// LatencyPctPValue is that test's p-value.
+	// +optional
+	LatencyPctPValue string `json:"latencyPctPValue,omitempty"`
+}
+
+// Verdict is what the significance test says of a target's figure against the baseline's.
+// +kubebuilder:validation:Enum=Better;Worse;NoSignificantDifference;TooFewRuns
+type Verdict string
+
+const (
+	// VerdictBetter and VerdictWorse: the difference is larger than the runs' noise (p < 0.05).
+	VerdictBetter Verdict = "Better"
+	VerdictWorse  Verdict = "Worse"
+	// VerdictNoSignificantDifference: the runs' noise covers the difference; the ratio is not a difference.
+	VerdictNoSignificantDifference Verdict = "NoSignificantDifference"
+	// VerdictTooFewRuns: the target or the baseline has fewer than two runs, so nothing can be said.
+	VerdictTooFewRuns Verdict = "TooFewRuns"
+)
+
+// RunSpread is how a target's runs differ from one another: the best run, and the 95% confidence interval of
+// the mean (Student's t over the runs).
+type RunSpread struct {
+	// Runs is how many runs the figures are over.
+	Runs int32 `json:"runs"`
+	// BestIteration is the run with the highest TPS.
+	// +optional
+	BestIteration int32 `json:"bestIteration,omitempty"`
+	// BestTPS is the highest TPS of the runs.
+	// +optional
+	BestTPS string `json:"bestTPS,omitempty"`
+	// BestLatencyPctMs is the lowest percentile latency of the runs, in milliseconds.
+	// +optional
+	BestLatencyPctMs string `json:"bestLatencyPctMs,omitempty"`
+	// TPSCI95 is the half-width of the 95% confidence interval of the mean TPS; empty with one run.
+	// +optional
+	TPSCI95 string `json:"tpsCI95,omitempty"`
+	// LatencyPctCI95Ms is the same for the mean percentile latency, in milliseconds.
+	// +optional
+	LatencyPctCI95Ms string `json:"latencyPctCI95Ms,omitempty"`
+	// TPSRunRelDevPct is the run-to-run noise: the sample standard deviation of the runs' TPS over their mean,
+	// in percent (the interval figure TPSRelDevPct is the noise within a run).
+	// +optional
+	TPSRunRelDevPct string `json:"tpsRunRelDevPct,omitempty"`
 }

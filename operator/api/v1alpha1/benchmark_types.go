@@ -262,7 +262,8 @@ type BenchmarkStatus struct {
 	PhaseSince *metav1.Time `json:"phaseSince,omitempty"`
 
 	// Result is the comparison in one line, e.g. "myrocks 0.80x, p95 1.11x vs innodb" (TPS ratio, then latency
-	// ratio, against the baseline); failed targets are named with their reason.
+	// ratio, against the baseline; "no significant TPS difference" where the runs' noise covers it); failed
+	// targets are named with their reason.
 	// +optional
 	Result string `json:"result,omitempty"`
 
@@ -394,6 +395,10 @@ type TargetStatus struct {
 	// Mean is the mean over the iterations; with a thread sweep, over those at its last thread count.
 	// +optional
 	Mean *RunFigures `json:"mean,omitempty"`
+	// AcrossRuns is how the runs Mean is over differ from one another: the best run and the confidence
+	// intervals of the mean.
+	// +optional
+	AcrossRuns *RunSpread `json:"acrossRuns,omitempty"`
 	// DriveMean is the mean of the runs' drive figures (spec.drive): measured counters when every run has them,
 	// and each modelled over-provisioning factor that every run has.
 	// +optional
@@ -401,7 +406,8 @@ type TargetStatus struct {
 	// Capacity is how much of the target's device its stack leaves usable.
 	// +optional
 	Capacity *TargetCapacity `json:"capacity,omitempty"`
-	// VsBaseline compares Mean with the baseline target's.
+	// VsBaseline compares Mean with the baseline target's, best-to-best too, and says whether each
+	// difference is larger than the runs' noise.
 	// +optional
 	VsBaseline *Ratios `json:"vsBaseline,omitempty"`
 	// Sweep holds, with a thread sweep, the mean and the ratios at each thread count.

@@ -270,23 +270,64 @@ func distribution(d report.Data) (*plot.Plot, error) {
 }
 
 // bars draws the mean TPS and the mean percentile latency of each target side by side (two bar groups on one
-// axis would mix units, so each figure has its own panel: see Figure), with error bars of one standard
-// deviation across report intervals (relative deviation x mean).
+// axis would mix units, so each figure has its own panel: see Figure). The error bars are the 95% confidence
+// interval of the mean across runs when every target ran more than once, which is what says whether two bars
+// differ; otherwise one standard deviation across report intervals (relative deviation x mean), the noise
+// within a run.
 func bars(d report.Data) (*plot.Plot, error) {
-	return barPanel(d, "mean TPS (error bar: 1 s.d. across intervals)", "TPS",
-		func(m *v1alpha1.RunFigures) (string, string) { return m.TPS, m.TPSRelDevPct })
+	return barPanel(d, "mean TPS", "TPS", func(m *v1alpha1.RunFigures, s *v1alpha1.RunSpread) (string, string, string) {
+		return m.TPS, m.TPSRelDevPct, s.TPSCI95
+	})
 }
 
 // LatencyBars is the latency half of the bars.
 func LatencyBars(d report.Data) (*plot.Plot, error) {
 	pct := pctLabel(d.Benchmark)
-	return barPanel(d, "mean "+pct+" latency (error bar: 1 s.d.)", pct+" latency (ms)",
-		func(m *v1alpha1.RunFigures) (string, string) { return m.LatencyPctMs, m.LatencyRelDevPct })
+	return barPanel(d, "mean "+pct+" latency", pct+" latency (ms)", func(m *v1alpha1.RunFigures, s *v1alpha1.RunSpread) (string, string, string) {
+		return m.LatencyPctMs, m.LatencyRelDevPct, s.LatencyPctCI95Ms
+	})
 }
 
-func barPanel(d report.Data, what, ylabel string, get func(*v1alpha1.RunFigures) (string, string)) (*plot.Plot, error) {
+// barPanel draws one figure per target; get returns the mean, its relative deviation across intervals and the
+// half-width of its confidence interval across runs ("" when unknown).
+func barPanel(d report.Data, what, ylabel string, get func(*v1alpha1.RunFigures, *v1alpha1.RunSpread) (string, string, string)) (*plot.Plot, error) {
 	b := d.Benchmark
 	p := plot.New()
+	var names []string
+	var vals plotter.Values
+	var errs plotter.XYs
+	var devBars, ciBars plotter.YErrors
+	var colors []color.Color
+	withCI := true
+	for i, ts := range b.Status.Targets {
+		if ts.State == v1alpha1.TargetFailed || ts.Mean == nil {
+			continue
+		}
+		spread := ts.AcrossRuns
+		if spread == nil {
+			spread = &v1alpha1.RunSpread{}
+		}
+		vs, devs, cis := get(ts.Mean, spread)
+		v, ok := parse(vs)
+		if !ok {
+			continue
+		}
+		dev, _ := parse(devs)
+		ci, hasCI := parse(cis)
+		withCI = withCI && hasCI
+		names = append(names, ts.Name)
+		vals = append(vals, v)
+		errs = append(errs, plotter.XY{X: float64(len(vals) - 1), Y: v})
+		devBars = append(devBars, struct{ Low, High float64 }{v * dev / 100, v * dev / 100})
+		ciBars = append(ciBars, struct{ Low, High float64 }{ci, ci})
+		colors = append(colors, colorOf(i))
+	}
+	errBars := devBars
+	if withCI && len(vals) > 0 {
+		errBars, what = ciBars, what+" (error bar: 95% CI of the mean across runs)"
+	} else {
+		what += " (error bar: 1 s.d. across intervals)"
+	}
 	if n := len(b.Spec.ThreadSweep); n > 0 {
 		what += fmt.Sprintf(", at %d threads", b.Spec.ThreadSweep[n-1])
 	}
@@ -294,27 +335,6 @@ func barPanel(d report.Data, what, ylabel string, get func(*v1alpha1.RunFigures)
 	p.Y.Label.Text = ylabel
 	p.Y.Min = 0
 	p.Add(plotter.NewGrid())
-	var names []string
-	var vals plotter.Values
-	var errs plotter.XYs
-	var errBars plotter.YErrors
-	var colors []color.Color
-	for i, ts := range b.Status.Targets {
-		if ts.State == v1alpha1.TargetFailed || ts.Mean == nil {
-			continue
-		}
-		vs, devs := get(ts.Mean)
-		v, ok := parse(vs)
-		if !ok {
-			continue
-		}
-		dev, _ := parse(devs)
-		names = append(names, ts.Name)
-		vals = append(vals, v)
-		errs = append(errs, plotter.XY{X: float64(len(vals) - 1), Y: v})
-		errBars = append(errBars, struct{ Low, High float64 }{v * dev / 100, v * dev / 100})
-		colors = append(colors, colorOf(i))
-	}
 	if len(vals) == 0 {
 		return nil, fmt.Errorf("no target has %s", ylabel)
 	}

@@ -86,7 +86,7 @@ func TestEveryChartRendersToPNGAndSVG(t *testing.T) {
 			want := map[Kind][]string{
 				TPSOverTime:     {"pair: TPS over time", "time (s", ">TPS<"},
 				LatencyOverTime: {"pair: " + pct + " latency over time", pct + " latency (ms)"},
-				Bars:            {"pair: mean TPS", "pair: mean " + pct + " latency", "1 s.d."},
+				Bars:            {"pair: mean TPS", "pair: mean " + pct + " latency", "95% CI of the mean across runs"}, // 3 runs each
 				Distribution:    {"pair: latency distribution", ">p50<", ">p95<", ">p99<", ">p99.9<", "latency (ms)"},
 			}[k]
 			for _, ts := range d.Benchmark.Status.Targets {
@@ -163,5 +163,13 @@ func TestFigureSkipsWhatCannotBeDrawn(t *testing.T) {
 	d.Runs = nil
 	if _, err := Figure(&buf, d, "png", []Kind{TPSOverTime}); err == nil || !strings.Contains(err.Error(), "no run has an interval series") {
 		t.Errorf("no series: %v", err)
+	}
+}
+
+// With one run per target there is no interval across runs: the bars fall back to the noise within a run.
+func TestBarsWithOneRunShowTheIntervalDeviation(t *testing.T) {
+	svg := string(render(t, data(t, "sweep"), "svg", Bars))
+	if !strings.Contains(svg, "1 s.d. across intervals") || strings.Contains(svg, "95% CI") {
+		t.Errorf("one run per target: the bars' error bars should be 1 s.d. across intervals")
 	}
 }

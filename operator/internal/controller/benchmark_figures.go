@@ -6,6 +6,7 @@ import (
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
 	"github.com/zns-mysql/zns-mysql/operator/internal/benchresult"
+	"github.com/zns-mysql/zns-mysql/operator/internal/significance"
 )
 
 // decimal formats a figure for status: fixed two decimals reads well in kubectl and compares as a number.
@@ -127,9 +128,69 @@ func meanFigures(its []v1alpha1.IterationResult) *v1alpha1.RunFigures {
 	return out
 }
 
-// ratios compares a target's mean with the baseline's.
-func ratios(target, baseline *v1alpha1.RunFigures) *v1alpha1.Ratios {
-	if target == nil || baseline == nil {
+// runsSummary is what a target's runs (at one thread count) come to: their mean, their spread and the runs.
+type runsSummary struct {
+	mean   *v1alpha1.RunFigures
+	spread *v1alpha1.RunSpread
+	runs   []v1alpha1.IterationResult
+}
+
+func summarizeRuns(its []v1alpha1.IterationResult) runsSummary {
+	return runsSummary{mean: meanFigures(its), spread: runSpread(its), runs: its}
+}
+
+// values reads one figure of every run that has it.
+func values(its []v1alpha1.IterationResult, get func(*v1alpha1.RunFigures) string) []float64 {
+	var out []float64
+	for i := range its {
+		if v, ok := figure(get(&its[i].RunFigures)); ok {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func tpsOf(f *v1alpha1.RunFigures) string        { return f.TPS }
+func latencyPctOf(f *v1alpha1.RunFigures) string { return f.LatencyPctMs }
+
+// runSpread is the best run and the confidence intervals of the mean across its.
+func runSpread(its []v1alpha1.IterationResult) *v1alpha1.RunSpread {
+	if len(its) == 0 {
+		return nil
+	}
+	out := &v1alpha1.RunSpread{Runs: int32(len(its))}
+	best := math.Inf(-1)
+	for i := range its {
+		if v, ok := figure(its[i].TPS); ok && v > best {
+			best, out.BestIteration = v, its[i].Iteration
+		}
+	}
+	tps := significance.Summarize(values(its, tpsOf))
+	lat := significance.Summarize(values(its, latencyPctOf))
+	if tps.N > 0 {
+		out.BestTPS = decimal(tps.Max)
+	}
+	if lat.N > 0 {
+		out.BestLatencyPctMs = decimal(lat.Min)
+	}
+	if tps.HasCI() {
+		out.TPSCI95 = decimal(tps.CI95)
+		if tps.Mean != 0 {
+			out.TPSRunRelDevPct = decimal(tps.SD / tps.Mean * 100)
+		}
+	}
+	if lat.HasCI() {
+		out.LatencyPctCI95Ms = decimal(lat.CI95)
+	}
+	return out
+}
+
+// ratios compares a target's runs with the baseline's: the means, best-to-best, and whether the TPS and
+// latency differences are larger than the runs' noise (not for the baseline itself: comparing runs with
+// themselves tests nothing).
+func ratios(target, baseline runsSummary, self bool) *v1alpha1.Ratios {
+	t, b := target.mean, baseline.mean
+	if t == nil || b == nil {
 		return nil
 	}
 	pair := func(a, b string) string {
@@ -137,10 +198,22 @@ func ratios(target, baseline *v1alpha1.RunFigures) *v1alpha1.Ratios {
 		y, oky := figure(b)
 		return ratio(x, y, okx && oky)
 	}
-	return &v1alpha1.Ratios{
-		TPS:                 pair(target.TPS, baseline.TPS),
-		LatencyPct:          pair(target.LatencyPctMs, baseline.LatencyPctMs),
-		LatencyAvg:          pair(target.LatencyAvgMs, baseline.LatencyAvgMs),
-		BytesPerTransaction: pair(target.BytesPerTransaction, baseline.BytesPerTransaction),
+	r := &v1alpha1.Ratios{
+		TPS:                 pair(t.TPS, b.TPS),
+		LatencyPct:          pair(t.LatencyPctMs, b.LatencyPctMs),
+		LatencyAvg:          pair(t.LatencyAvgMs, b.LatencyAvgMs),
+		BytesPerTransaction: pair(t.BytesPerTransaction, b.BytesPerTransaction),
 	}
+	if ts, bs := target.spread, baseline.spread; ts != nil && bs != nil {
+		r.BestTPS = pair(ts.BestTPS, bs.BestTPS)
+		r.BestLatencyPct = pair(ts.BestLatencyPctMs, bs.BestLatencyPctMs)
+	}
+	if self {
+		return r
+	}
+	tps := significance.Compare(values(target.runs, tpsOf), values(baseline.runs, tpsOf), significance.HigherIsBetter)
+	lat := significance.Compare(values(target.runs, latencyPctOf), values(baseline.runs, latencyPctOf), significance.LowerIsBetter)
+	r.TPSVerdict, r.TPSPValue = v1alpha1.Verdict(tps.Verdict), significance.FormatP(tps.P)
+	r.LatencyPctVerdict, r.LatencyPctPValue = v1alpha1.Verdict(lat.Verdict), significance.FormatP(lat.P)
+	return r
 }

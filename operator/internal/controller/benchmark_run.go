@@ -160,10 +160,11 @@ func runLabel(b *v1alpha1.Benchmark, it int32) string {
 	return l
 }
 
-// summarize computes each target's mean and its ratios to the baseline; with a thread sweep, per thread count
-// (status.targets[].sweep), mean and ratios then being those of the last count.
+// summarize computes each target's mean, its spread across runs and its ratios to the baseline; with a thread
+// sweep, per thread count (status.targets[].sweep), mean, spread and ratios then being those of the last count.
 func (r *BenchmarkReconciler) summarize(b *v1alpha1.Benchmark) {
-	base := map[int32]*v1alpha1.RunFigures{}
+	base := map[int32]runsSummary{}
+	sums := make([]map[int32]runsSummary, len(b.Status.Targets))
 	for i := range b.Status.Targets {
 		ts := &b.Status.Targets[i]
 		if ts.State == v1alpha1.TargetFailed {
@@ -173,7 +174,7 @@ func (r *BenchmarkReconciler) summarize(b *v1alpha1.Benchmark) {
 		if note := steadyNote(ts); note != "" && !slices.Contains(ts.Notes, note) {
 			ts.Notes = append(ts.Notes, note)
 		}
-		ts.Mean = meanFigures(ts.Iterations)
+		sums[i] = map[int32]runsSummary{0: summarizeRuns(ts.Iterations)}
 		ts.Sweep = nil
 		for _, th := range b.Spec.ThreadSweep {
 			var its []v1alpha1.IterationResult
@@ -183,25 +184,18 @@ func (r *BenchmarkReconciler) summarize(b *v1alpha1.Benchmark) {
 				}
 			}
 			if len(its) > 0 {
-				ts.Sweep = append(ts.Sweep, v1alpha1.SweepPoint{Threads: th, Mean: meanFigures(its)})
+				s := summarizeRuns(its)
+				sums[i][th] = s
+				ts.Sweep = append(ts.Sweep, v1alpha1.SweepPoint{Threads: th, Mean: s.mean, AcrossRuns: s.spread})
 			}
 		}
-		last := ts.Iterations
 		if n := len(ts.Sweep); n > 0 {
-			ts.Mean = ts.Sweep[n-1].Mean.DeepCopy()
-			last = nil
-			for _, it := range ts.Iterations {
-				if it.Threads == ts.Sweep[n-1].Threads {
-					last = append(last, it)
-				}
-			}
+			sums[i][0] = sums[i][ts.Sweep[n-1].Threads]
 		}
-		ts.DriveMean = meanDrive(last)
+		ts.Mean, ts.AcrossRuns = sums[i][0].mean.DeepCopy(), sums[i][0].spread.DeepCopy()
+		ts.DriveMean = meanDrive(sums[i][0].runs)
 		if ts.Name == b.Status.Baseline {
-			base[0] = ts.Mean
-			for _, p := range ts.Sweep {
-				base[p.Threads] = p.Mean
-			}
+			base = sums[i]
 		}
 	}
 	for i := range b.Status.Targets {
@@ -209,9 +203,11 @@ func (r *BenchmarkReconciler) summarize(b *v1alpha1.Benchmark) {
 		if ts.State != v1alpha1.TargetDone {
 			continue
 		}
-		ts.VsBaseline = ratios(ts.Mean, base[0])
+		self := ts.Name == b.Status.Baseline
+		ts.VsBaseline = ratios(sums[i][0], base[0], self)
 		for j := range ts.Sweep {
-			ts.Sweep[j].VsBaseline = ratios(ts.Sweep[j].Mean, base[ts.Sweep[j].Threads])
+			th := ts.Sweep[j].Threads
+			ts.Sweep[j].VsBaseline = ratios(sums[i][th], base[th], self)
 		}
 	}
 }

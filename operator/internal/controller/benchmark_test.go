@@ -142,6 +142,14 @@ func TestBenchmarkMethodology(t *testing.T) {
 	if in.VsBaseline == nil || in.VsBaseline.TPS != "1.000" {
 		t.Errorf("baseline vs itself %+v", in.VsBaseline)
 	}
+	// 4x the baseline's mean, but over two runs that differ by 200 TPS: Welch's t is 3 on one degree of
+	// freedom (the baseline's runs do not vary), p = 1 - 2/pi*atan(3) = 0.2048, so no significant difference.
+	if v := z.VsBaseline; v.TPSVerdict != v1alpha1.VerdictNoSignificantDifference || v.TPSPValue != "0.20" || v.BestTPS != "5.000" {
+		t.Errorf("tenant1 verdict %q p %q best-to-best %q, want NoSignificantDifference, 0.20 and 5.000", v.TPSVerdict, v.TPSPValue, v.BestTPS)
+	}
+	if s := z.AcrossRuns; s == nil || s.Runs != 2 || s.BestIteration != 2 || s.BestTPS != "500.00" || s.TPSCI95 == "" {
+		t.Errorf("tenant1 across runs %+v", s)
+	}
 	cm := &corev1.ConfigMap{}
 	waitObject(t, client.ObjectKey{Namespace: ns, Name: first.SeriesConfigMap}, cm)
 	if csv := cm.Data["series.csv"]; !strings.HasPrefix(csv, benchresult.CSVHeader+"\n1,299,1200,5,0,0\n") {

@@ -65,7 +65,7 @@ func TestCaptureReportStatus(t *testing.T) {
 	}
 	outDir := filepath.Join("..", "report", "testdata")
 	spec := v1alpha1.BenchmarkSpec{Workload: "oltp_update_index", Tables: 2, TableSize: 5000, Threads: 4, PrepareThreads: 2,
-		DurationSeconds: 10, ReportIntervalSeconds: 1, Percentile: 95, Iterations: 2, StartDelaySeconds: 3, TargetTimeoutSeconds: 600}
+		DurationSeconds: 10, ReportIntervalSeconds: 1, Percentile: 95, Iterations: 3, StartDelaySeconds: 3, TargetTimeoutSeconds: 600}
 	targets := []*captureTarget{
 		{name: "myrocks", engine: mycnf.EngineRocksDB, storage: "volume"},
 		{name: "innodb", engine: mycnf.EngineInnoDB, storage: "volume"},
@@ -123,7 +123,7 @@ func TestCaptureReportStatus(t *testing.T) {
 	// failed: the same two and a third target whose server is gone: it fails in run 1 (ConnectionFailed), and
 	// the Benchmark stops after that run.
 	spec1 := spec
-	spec1.Iterations = 2
+	spec1.Iterations = 2 // it stops after run 1 anyway
 	ghost := &captureTarget{name: "ghost", engine: mycnf.EngineRocksDB, storage: "volume", port: mysqltest.FreePort(t)}
 	all := append(append([]*captureTarget{}, targets...), ghost)
 	failed := captureBenchmark("failed", spec1, "innodb", all)

@@ -100,6 +100,12 @@ var (
 	descResultVsBaseline = newDesc(Namespace+"_benchmark_result_ratio_to_baseline",
 		"Target / baseline for tps, latency (the spec's percentile) and device bytes per transaction.",
 		append(targetLabels, "figure"), nil)
+	descResultPValue = newDesc(Namespace+"_benchmark_result_p_value",
+		"p-value of Welch's two-sided t-test of the target's runs against the baseline's, for tps and latency (the spec's "+
+			"percentile): below 0.05 the difference is larger than the runs' noise.", append(targetLabels, "figure"), nil)
+	descResultCI95 = newDesc(Namespace+"_benchmark_result_ci95_half_width",
+		"Half-width of the 95% confidence interval of the mean over the runs, for tps and latency (milliseconds).",
+		append(targetLabels, "figure"), nil)
 	descResultDriveHost = newDesc(Namespace+"_benchmark_result_drive_host_bytes_per_transaction",
 		"Bytes the drive itself counted as received per transaction over the runs (its SMART or FDP log; measured, spec.drive).",
 		targetLabels, nil)
@@ -145,7 +151,7 @@ type stateCollector struct {
 
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descBenchPhase, descBenchPhaseSeconds, descBenchIteration, descLiveTPS,
-		descLiveLatency, descResultTPS, descResultQPS, descResultLatency, descResultBytesPerTxn, descResultVsBaseline,
+		descLiveLatency, descResultTPS, descResultQPS, descResultLatency, descResultBytesPerTxn, descResultVsBaseline, descResultPValue, descResultCI95,
 		descResultDriveHost, descResultDriveMedia, descResultDriveWA, descResultModelledWA, descTargetFailed, descDBAvailable, descDBZenFS, descDBZones} {
 		ch <- d
 	}
@@ -229,6 +235,12 @@ func collectBenchmark(ch chan<- prometheus.Metric, b *v1alpha1.Benchmark, now ti
 			emit(ch, descResultVsBaseline, r.TPS, append(tl, "tps")...)
 			emit(ch, descResultVsBaseline, r.LatencyPct, append(tl, "latency")...)
 			emit(ch, descResultVsBaseline, r.BytesPerTransaction, append(tl, "device_bytes_per_transaction")...)
+			emit(ch, descResultPValue, r.TPSPValue, append(tl, "tps")...)
+			emit(ch, descResultPValue, r.LatencyPctPValue, append(tl, "latency")...)
+		}
+		if s := t.AcrossRuns; s != nil {
+			emit(ch, descResultCI95, s.TPSCI95, append(tl, "tps")...)
+			emit(ch, descResultCI95, s.LatencyPctCI95Ms, append(tl, "latency")...)
 		}
 	}
 }

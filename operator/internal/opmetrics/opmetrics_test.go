@@ -3,6 +3,7 @@ package opmetrics
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -100,16 +101,36 @@ func TestRecordedBenchmarks(t *testing.T) {
 	target := func(name string) map[string]string {
 		return map[string]string{"namespace": pair.Namespace, "benchmark": pair.Name, "target": name}
 	}
+	// The expected values are read from the recorded status, so that a new capture needs no edit here.
+	status := func(name string) v1alpha1.TargetStatus {
+		for _, ts := range pair.Status.Targets {
+			if ts.Name == name {
+				return ts
+			}
+		}
+		t.Fatalf("no target %s in pair.yaml", name)
+		return v1alpha1.TargetStatus{}
+	}
+	fig := func(s string) float64 {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			t.Fatalf("figure %q: %v", s, err)
+		}
+		return v
+	}
+	my, in := status("myrocks"), status("innodb")
 	checks := []struct {
 		family string
 		labels map[string]string
 		want   float64
 	}{
-		{"zns_mysql_benchmark_result_tps", target("myrocks"), 930.94},
-		{"zns_mysql_benchmark_result_tps", target("innodb"), 1163.12},
-		{"zns_mysql_benchmark_result_ratio_to_baseline", merge(target("myrocks"), "figure", "tps"), 0.8},
-		{"zns_mysql_benchmark_result_latency_milliseconds", merge(target("myrocks"), "quantile", "p95"), 10.61},
-		{"zns_mysql_benchmark_result_latency_milliseconds", merge(target("myrocks"), "quantile", "p99.9"), 177.41},
+		{"zns_mysql_benchmark_result_tps", target("myrocks"), fig(my.Mean.TPS)},
+		{"zns_mysql_benchmark_result_tps", target("innodb"), fig(in.Mean.TPS)},
+		{"zns_mysql_benchmark_result_ratio_to_baseline", merge(target("myrocks"), "figure", "tps"), fig(my.VsBaseline.TPS)},
+		{"zns_mysql_benchmark_result_p_value", merge(target("myrocks"), "figure", "tps"), fig(my.VsBaseline.TPSPValue)},
+		{"zns_mysql_benchmark_result_ci95_half_width", merge(target("innodb"), "figure", "latency"), fig(in.AcrossRuns.LatencyPctCI95Ms)},
+		{"zns_mysql_benchmark_result_latency_milliseconds", merge(target("myrocks"), "quantile", "p95"), fig(my.Mean.LatencyP95Ms)},
+		{"zns_mysql_benchmark_result_latency_milliseconds", merge(target("myrocks"), "quantile", "p99.9"), fig(my.Mean.LatencyP999Ms)},
 		{"zns_mysql_benchmark_phase", map[string]string{"benchmark": pair.Name, "phase": "Completed"}, 1},
 		{"zns_mysql_benchmark_phase", map[string]string{"benchmark": pair.Name, "phase": "Running"}, 0},
 		{"zns_mysql_benchmark_target_failed", map[string]string{"benchmark": failed.Name, "target": "ghost", "reason": "ConnectionFailed"}, 1},
@@ -124,7 +145,7 @@ func TestRecordedBenchmarks(t *testing.T) {
 		t.Fatal("no result")
 	}
 	m, _ := Lookup(fams, "zns_mysql_benchmark_result_tps", map[string]string{"benchmark": pair.Name, "target": "myrocks", "stack": "rocksdb/volume"})
-	if m != 930.94 {
+	if m != fig(my.Mean.TPS) {
 		t.Errorf("the stack label of myrocks is not rocksdb/volume")
 	}
 	// The spec's percentile (95) is the histogram's p95: one series, not two.

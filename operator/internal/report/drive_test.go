@@ -2,7 +2,6 @@ package report
 
 import (
 	"bytes"
-	"encoding/csv"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -337,18 +336,7 @@ func TestExportDriveCSV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out bytes.Buffer
-	if err := SummaryCSV(&out, d); err != nil {
-		t.Fatal(err)
-	}
-	recs, err := csv.NewReader(&out).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	col := map[string]int{}
-	for i, h := range recs[0] {
-		col[h] = i
-	}
+	recs, col := summaryCSV(t, d)
 	for _, h := range []string{"measured_drive_wa", "modelled_wa_op7", "modelled_wa_op28", "usable_bytes", "modelled_usable_share_op28"} {
 		if _, ok := col[h]; !ok {
 			t.Fatalf("no column %s in %v", h, recs[0])

@@ -97,10 +97,13 @@ type ExportTarget struct {
 	Message    string              `json:"message,omitempty"`
 	Rows       int64               `json:"rows,omitempty"`
 	Mean       map[string]*float64 `json:"mean,omitempty"`
+	AcrossRuns map[string]*float64 `json:"acrossRuns,omitempty"`
 	VsBaseline map[string]*float64 `json:"vsBaseline,omitempty"`
-	Notes      []string            `json:"notes,omitempty"`
-	Sweep      []ExportSweepPoint  `json:"sweep,omitempty"`
-	Size       *v1alpha1.DataSize  `json:"size,omitempty"`
+	// Verdicts says whether each difference from the baseline is larger than the runs' noise.
+	Verdicts map[string]string  `json:"verdicts,omitempty"`
+	Notes    []string           `json:"notes,omitempty"`
+	Sweep    []ExportSweepPoint `json:"sweep,omitempty"`
+	Size     *v1alpha1.DataSize `json:"size,omitempty"`
 	// The drive's figures of the precondition, the prepare and the runs taken together (spec.drive), and the
 	// usable capacity.
 	PreconditionDrive *ExportDrive    `json:"preconditionDrive,omitempty"`
@@ -113,7 +116,9 @@ type ExportTarget struct {
 type ExportSweepPoint struct {
 	Threads    int32               `json:"threads"`
 	Mean       map[string]*float64 `json:"mean"`
+	AcrossRuns map[string]*float64 `json:"acrossRuns,omitempty"`
 	VsBaseline map[string]*float64 `json:"vsBaseline,omitempty"`
+	Verdicts   map[string]string   `json:"verdicts,omitempty"`
 }
 
 // ExportRun is one run with its interval series.
@@ -131,10 +136,7 @@ type ExportRun struct {
 }
 
 // figureColumns are RunFigures in the order of the CSV columns, with their export names.
-var figureColumns = []struct {
-	name string
-	get  func(f *v1alpha1.RunFigures) string
-}{
+var figureColumns = []column[v1alpha1.RunFigures]{
 	{"tps", func(f *v1alpha1.RunFigures) string { return f.TPS }},
 	{"qps", func(f *v1alpha1.RunFigures) string { return f.QPS }},
 	{"latency_avg_ms", func(f *v1alpha1.RunFigures) string { return f.LatencyAvgMs }},
@@ -152,43 +154,88 @@ var figureColumns = []struct {
 	{"bytes_per_tx", func(f *v1alpha1.RunFigures) string { return f.BytesPerTransaction }},
 }
 
-var ratioColumns = []struct {
-	name string
-	get  func(r *v1alpha1.Ratios) string
-}{
+var ratioColumns = []column[v1alpha1.Ratios]{
 	{"tps", func(r *v1alpha1.Ratios) string { return r.TPS }},
 	{"latency_pct", func(r *v1alpha1.Ratios) string { return r.LatencyPct }},
 	{"latency_avg", func(r *v1alpha1.Ratios) string { return r.LatencyAvg }},
 	{"bytes_per_tx", func(r *v1alpha1.Ratios) string { return r.BytesPerTransaction }},
+	{"best_tps", func(r *v1alpha1.Ratios) string { return r.BestTPS }},
+	{"best_latency_pct", func(r *v1alpha1.Ratios) string { return r.BestLatencyPct }},
+	{"tps_p", func(r *v1alpha1.Ratios) string { return r.TPSPValue }},
+	{"latency_pct_p", func(r *v1alpha1.Ratios) string { return r.LatencyPctPValue }},
 }
 
-func figureMap(f *v1alpha1.RunFigures) map[string]*float64 {
-	if f == nil {
+// verdictColumns are the significance test's verdicts, words rather than figures.
+var verdictColumns = []column[v1alpha1.Ratios]{
+	{"tps_verdict", func(r *v1alpha1.Ratios) string { return string(r.TPSVerdict) }},
+	{"latency_pct_verdict", func(r *v1alpha1.Ratios) string { return string(r.LatencyPctVerdict) }},
+}
+
+// spreadColumns are RunSpread: how a target's runs differ from one another.
+var spreadColumns = []column[v1alpha1.RunSpread]{
+	{"runs", func(s *v1alpha1.RunSpread) string { return strconv.Itoa(int(s.Runs)) }},
+	{"best_iteration", func(s *v1alpha1.RunSpread) string {
+		if s.BestIteration == 0 {
+			return ""
+		}
+		return strconv.Itoa(int(s.BestIteration))
+	}},
+	{"best_tps", func(s *v1alpha1.RunSpread) string { return s.BestTPS }},
+	{"best_latency_pct_ms", func(s *v1alpha1.RunSpread) string { return s.BestLatencyPctMs }},
+	{"tps_ci95", func(s *v1alpha1.RunSpread) string { return s.TPSCI95 }},
+	{"latency_pct_ci95_ms", func(s *v1alpha1.RunSpread) string { return s.LatencyPctCI95Ms }},
+	{"tps_run_reldev_pct", func(s *v1alpha1.RunSpread) string { return s.TPSRunRelDevPct }},
+}
+
+// column is one export column of a status type: its name and how to read it.
+type column[T any] struct {
+	name string
+	get  func(*T) string
+}
+
+// values reads every column of v (an empty string for each when v is nil, as a CSV row wants).
+func values[T any](v *T, cols []column[T]) []string {
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		if v != nil {
+			out[i] = c.get(v)
+		}
+	}
+	return out
+}
+
+// numbers is v's columns as JSON numbers; a missing figure is null when withNulls, else left out.
+func numbers[T any](v *T, cols []column[T], withNulls bool) map[string]*float64 {
+	if v == nil {
 		return nil
 	}
 	out := map[string]*float64{}
-	for _, c := range figureColumns {
-		if v, ok := num(c.get(f)); ok {
-			out[c.name] = &v
-		} else {
+	for _, c := range cols {
+		if x, ok := num(c.get(v)); ok {
+			out[c.name] = &x
+		} else if withNulls {
 			out[c.name] = nil
 		}
 	}
 	return out
 }
 
-func ratioMap(r *v1alpha1.Ratios) map[string]*float64 {
+func verdictMap(r *v1alpha1.Ratios) map[string]string {
 	if r == nil {
 		return nil
 	}
-	out := map[string]*float64{}
-	for _, c := range ratioColumns {
-		if v, ok := num(c.get(r)); ok {
-			out[c.name] = &v
+	out := map[string]string{}
+	for _, c := range verdictColumns {
+		if v := c.get(r); v != "" {
+			out[c.name] = v
 		}
 	}
 	return out
 }
+
+func spreadMap(s *v1alpha1.RunSpread) map[string]*float64  { return numbers(s, spreadColumns, false) }
+func figureMap(f *v1alpha1.RunFigures) map[string]*float64 { return numbers(f, figureColumns, true) }
+func ratioMap(r *v1alpha1.Ratios) map[string]*float64      { return numbers(r, ratioColumns, false) }
 
 // ToExport builds the JSON document.
 func ToExport(d Data) Export {
@@ -206,9 +253,11 @@ func ToExport(d Data) Export {
 			e.DriveSources = DriveSourcesExport
 		}
 		if ts.State != v1alpha1.TargetFailed {
-			t.Mean, t.VsBaseline = figureMap(ts.Mean), ratioMap(ts.VsBaseline)
+			t.Mean, t.AcrossRuns = figureMap(ts.Mean), spreadMap(ts.AcrossRuns)
+			t.VsBaseline, t.Verdicts = ratioMap(ts.VsBaseline), verdictMap(ts.VsBaseline)
 			for _, p := range ts.Sweep {
-				t.Sweep = append(t.Sweep, ExportSweepPoint{Threads: p.Threads, Mean: figureMap(p.Mean), VsBaseline: ratioMap(p.VsBaseline)})
+				t.Sweep = append(t.Sweep, ExportSweepPoint{Threads: p.Threads, Mean: figureMap(p.Mean), AcrossRuns: spreadMap(p.AcrossRuns),
+					VsBaseline: ratioMap(p.VsBaseline), Verdicts: verdictMap(p.VsBaseline)})
 			}
 		}
 		e.Targets = append(e.Targets, t)
@@ -242,6 +291,13 @@ func SummaryCSV(w io.Writer, d Data) error {
 	for _, c := range ratioColumns {
 		head = append(head, c.name+"_vs_baseline")
 	}
+	for _, c := range verdictColumns {
+		head = append(head, c.name)
+	}
+	// On mean rows: how the runs differ (runs, best run, confidence intervals).
+	for _, c := range spreadColumns {
+		head = append(head, c.name)
+	}
 	// data_bytes: after that run; on mean rows, the size after the prepare and after the runs.
 	head = append(head, "data_bytes", "data_after_prepare_bytes", "data_after_runs_bytes", "data_source")
 	// The drive's figures (a run's, or on mean rows the runs' together) and, on mean rows, the usable capacity.
@@ -257,23 +313,13 @@ func SummaryCSV(w io.Writer, d Data) error {
 		}
 		return strconv.FormatInt(n, 10)
 	}
-	row := func(ts v1alpha1.TargetStatus, threads int32, iteration string, f *v1alpha1.RunFigures, r *v1alpha1.Ratios, runBytes int64,
-		drive *v1alpha1.DriveFigures) error {
+	row := func(ts v1alpha1.TargetStatus, threads int32, iteration string, f *v1alpha1.RunFigures, r *v1alpha1.Ratios,
+		spread *v1alpha1.RunSpread, runBytes int64, drive *v1alpha1.DriveFigures) error {
 		rec := []string{b.Name, ts.Name, Stack(ts), string(ts.State), ts.Reason, strconv.Itoa(int(threads)), iteration, pct}
-		for _, c := range figureColumns {
-			v := ""
-			if f != nil {
-				v = c.get(f)
-			}
-			rec = append(rec, v)
-		}
-		for _, c := range ratioColumns {
-			v := ""
-			if r != nil {
-				v = c.get(r)
-			}
-			rec = append(rec, v)
-		}
+		rec = append(rec, values(f, figureColumns)...)
+		rec = append(rec, values(r, ratioColumns)...)
+		rec = append(rec, values(r, verdictColumns)...)
+		rec = append(rec, values(spread, spreadColumns)...)
 		rec = append(rec, size(runBytes))
 		if iteration == "mean" && ts.Size != nil {
 			rec = append(rec, size(ts.Size.AfterPrepareBytes), size(ts.Size.AfterRunBytes), ts.Size.Source)
@@ -294,12 +340,12 @@ func SummaryCSV(w io.Writer, d Data) error {
 			if th == 0 {
 				th, _ = b.Spec.RunThreads(it.Iteration)
 			}
-			if err := row(ts, th, strconv.Itoa(int(it.Iteration)), &it.RunFigures, nil, it.DataBytes, it.Drive); err != nil {
+			if err := row(ts, th, strconv.Itoa(int(it.Iteration)), &it.RunFigures, nil, nil, it.DataBytes, it.Drive); err != nil {
 				return err
 			}
 		}
 		if ts.State == v1alpha1.TargetFailed {
-			if err := row(ts, b.Spec.Threads, "mean", nil, nil, 0, nil); err != nil {
+			if err := row(ts, b.Spec.Threads, "mean", nil, nil, nil, 0, nil); err != nil {
 				return err
 			}
 			continue
@@ -310,13 +356,13 @@ func SummaryCSV(w io.Writer, d Data) error {
 				if i == len(ts.Sweep)-1 {
 					drive = ts.DriveMean
 				}
-				if err := row(ts, p.Threads, "mean", p.Mean, p.VsBaseline, 0, drive); err != nil {
+				if err := row(ts, p.Threads, "mean", p.Mean, p.VsBaseline, p.AcrossRuns, 0, drive); err != nil {
 					return err
 				}
 			}
 			continue
 		}
-		if err := row(ts, b.Spec.Threads, "mean", ts.Mean, ts.VsBaseline, 0, ts.DriveMean); err != nil {
+		if err := row(ts, b.Spec.Threads, "mean", ts.Mean, ts.VsBaseline, ts.AcrossRuns, 0, ts.DriveMean); err != nil {
 			return err
 		}
 	}

@@ -54,6 +54,38 @@ func loadData(t *testing.T, name string) Data {
 	return d
 }
 
+// summaryCSV writes d's summary CSV and reads it back: the records, the header's column numbers.
+func summaryCSV(t *testing.T, d Data) ([][]string, map[string]int) {
+	t.Helper()
+	var out bytes.Buffer
+	if err := SummaryCSV(&out, d); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(&out).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := map[string]int{}
+	for i, h := range recs[0] {
+		col[h] = i
+	}
+	return recs, col
+}
+
+// exportJSON writes d's JSON export and reads it back.
+func exportJSON(t *testing.T, d Data) Export {
+	t.Helper()
+	var js bytes.Buffer
+	if err := JSON(&js, d); err != nil {
+		t.Fatal(err)
+	}
+	var e Export
+	if err := json.Unmarshal(js.Bytes(), &e); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
 func target(t *testing.T, b *v1alpha1.Benchmark, name string) v1alpha1.TargetStatus {
 	t.Helper()
 	for _, ts := range b.Status.Targets {
@@ -226,18 +258,7 @@ func TestExportJSON(t *testing.T) {
 
 func TestExportCSV(t *testing.T) {
 	d := loadData(t, "failed")
-	var out bytes.Buffer
-	if err := SummaryCSV(&out, d); err != nil {
-		t.Fatal(err)
-	}
-	recs, err := csv.NewReader(&out).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	col := map[string]int{}
-	for i, h := range recs[0] {
-		col[h] = i
-	}
+	recs, col := summaryCSV(t, d)
 	want := 0
 	for _, ts := range d.Benchmark.Status.Targets {
 		want += len(ts.Iterations) + 1
@@ -264,11 +285,11 @@ func TestExportCSV(t *testing.T) {
 		}
 	}
 
-	out.Reset()
+	var out bytes.Buffer
 	if err := SeriesCSV(&out, d); err != nil {
 		t.Fatal(err)
 	}
-	recs, err = csv.NewReader(&out).ReadAll()
+	recs, err := csv.NewReader(&out).ReadAll()
 	if err != nil {
 		t.Fatal(err)
 	}

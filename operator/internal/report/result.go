@@ -19,8 +19,8 @@ func num(s string) (float64, bool) {
 }
 
 // ResultLine is the one-line result `kubectl get benchmarks` shows, e.g. "myrocks 0.80x, p95 1.11x vs innodb":
-// every finished target but the baseline with its TPS and latency ratios, failed targets by name. Empty until
-// there are results.
+// every finished target but the baseline with its TPS and latency ratios ("no significant TPS difference" where
+// the runs' noise covers it), failed targets by name. Empty until there are results.
 func ResultLine(b *v1alpha1.Benchmark) string {
 	var parts []string
 	baseOK := false
@@ -33,9 +33,17 @@ func ResultLine(b *v1alpha1.Benchmark) string {
 		case ts.State == v1alpha1.TargetFailed:
 			parts = append(parts, ts.Name+" failed ("+dash(ts.Reason)+")")
 		case ts.State == v1alpha1.TargetDone && ts.VsBaseline != nil && ts.VsBaseline.TPS != "":
-			p := ts.Name + " " + times(ts.VsBaseline.TPS)
-			if ts.VsBaseline.LatencyPct != "" {
-				p += ", " + pctLabel(b) + " " + times(ts.VsBaseline.LatencyPct)
+			v := ts.VsBaseline
+			p := ts.Name + " " + times(v.TPS)
+			if v.TPSVerdict == v1alpha1.VerdictNoSignificantDifference {
+				p = ts.Name + " no significant TPS difference"
+			}
+			switch {
+			case v.LatencyPct == "":
+			case v.LatencyPctVerdict == v1alpha1.VerdictNoSignificantDifference:
+				p += ", no significant " + pctLabel(b) + " difference"
+			default:
+				p += ", " + pctLabel(b) + " " + times(v.LatencyPct)
 			}
 			parts = append(parts, p)
 		}

@@ -2,8 +2,6 @@ package report
 
 import (
 	"bytes"
-	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -47,14 +45,7 @@ func TestSweep(t *testing.T) {
 	if got := ResultLine(b); !strings.HasPrefix(got, "at 8 threads: myrocks ") {
 		t.Errorf("result %q", got)
 	}
-	var csvOut bytes.Buffer
-	if err := SummaryCSV(&csvOut, d); err != nil {
-		t.Fatal(err)
-	}
-	recs, err := csv.NewReader(&csvOut).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs, _ := summaryCSV(t, d)
 	means := map[string]string{}
 	for _, r := range recs[1:] {
 		if r[6] == "mean" {
@@ -116,15 +107,7 @@ func TestTableDataSize(t *testing.T) {
 			t.Errorf("%s: last run %d bytes, after the runs %d", ts.Name, last.DataBytes, s.AfterRunBytes)
 		}
 	}
-	var js bytes.Buffer
-	if err := JSON(&js, d); err != nil {
-		t.Fatal(err)
-	}
-	var e Export
-	if err := json.Unmarshal(js.Bytes(), &e); err != nil {
-		t.Fatal(err)
-	}
-	for _, et := range e.Targets {
+	for _, et := range exportJSON(t, d).Targets {
 		if ts := target(t, b, et.Name); et.Size == nil || *et.Size != *ts.Size {
 			t.Errorf("%s: exported size %+v, status %+v", et.Name, et.Size, ts.Size)
 		}

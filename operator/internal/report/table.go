@@ -93,6 +93,7 @@ func Table(w io.Writer, b *v1alpha1.Benchmark) error {
 	fmt.Fprintf(tw, "TARGET\tSTACK\tSTATE\tTPS\tAVG MS\t%s MS\tMAX MS\tTPS DEV%%\t%s DEV%%\tDEV B/TX\tTPS VS\t%s VS\n",
 		strings.ToUpper(pct), strings.ToUpper(pct), strings.ToUpper(pct))
 	var tail []string
+	nsSeen := false
 	for _, ts := range b.Status.Targets {
 		stack := Stack(ts)
 		if ts.Name == b.Status.Baseline {
@@ -109,8 +110,9 @@ func Table(w io.Writer, b *v1alpha1.Benchmark) error {
 			continue
 		}
 		tpsVs, pctVs := "-", "-"
-		if ts.VsBaseline != nil {
-			tpsVs, pctVs = times(ts.VsBaseline.TPS), times(ts.VsBaseline.LatencyPct)
+		if v := ts.VsBaseline; v != nil {
+			tpsVs, pctVs = vsCell(v.TPS, v.TPSVerdict), vsCell(v.LatencyPct, v.LatencyPctVerdict)
+			nsSeen = nsSeen || tpsVs == notSignificant || pctVs == notSignificant
 		}
 		state := string(ts.State)
 		if !InSteadyState(ts) {
@@ -123,6 +125,12 @@ func Table(w io.Writer, b *v1alpha1.Benchmark) error {
 		}
 	}
 	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if nsSeen {
+		fmt.Fprintln(w, notSignificant+": no significant difference: the runs' own spread covers it (the across-runs table below)")
+	}
+	if err := runsTable(w, b); err != nil {
 		return err
 	}
 	if err := distribution(w, b); err != nil {
@@ -143,6 +151,9 @@ func Table(w io.Writer, b *v1alpha1.Benchmark) error {
 	if len(b.Status.Targets) > 0 {
 		fmt.Fprintf(w, "means over %d run(s) of %d; ratios are target / %s (TPS above 1 and %s below 1 are better)\n",
 			b.Status.Iteration, RunsTotal(b), dash(b.Status.Baseline), pct)
+	}
+	if warn := runsWarning(b); warn != "" {
+		fmt.Fprintln(w, warn)
 	}
 	return nil
 }
@@ -189,8 +200,8 @@ func sweepTable(w io.Writer, b *v1alpha1.Benchmark) error {
 				continue
 			}
 			tpsVs, pctVs := "-", "-"
-			if p.VsBaseline != nil {
-				tpsVs, pctVs = times(p.VsBaseline.TPS), times(p.VsBaseline.LatencyPct)
+			if v := p.VsBaseline; v != nil {
+				tpsVs, pctVs = vsCell(v.TPS, v.TPSVerdict), vsCell(v.LatencyPct, v.LatencyPctVerdict)
 			}
 			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", ts.Name, p.Threads, dash(p.Mean.TPS), dash(p.Mean.LatencyAvgMs),
 				dash(p.Mean.LatencyPctMs), dash(p.Mean.LatencyP99Ms), tpsVs, pctVs)
@@ -261,8 +272,8 @@ func Compare(w io.Writer, bs []*v1alpha1.Benchmark) error {
 				m = *ts.Mean
 			}
 			tpsVs, pctVs := "-", "-"
-			if ts.VsBaseline != nil && ts.State != v1alpha1.TargetFailed {
-				tpsVs, pctVs = times(ts.VsBaseline.TPS), times(ts.VsBaseline.LatencyPct)
+			if v := ts.VsBaseline; v != nil && ts.State != v1alpha1.TargetFailed {
+				tpsVs, pctVs = vsCell(v.TPS, v.TPSVerdict), vsCell(v.LatencyPct, v.LatencyPctVerdict)
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", b.Name, ts.Name, Stack(ts), b.Spec.Workload,
 				threadsLabel(b), b.Spec.DurationSeconds, state, dash(m.TPS), dash(m.LatencyAvgMs), pctLabel(b), dash(m.LatencyPctMs),
