@@ -202,7 +202,16 @@ func TestZonedFilesystemFlow(t *testing.T) {
 		if want := map[string]string{"zbtrfs": "btrfs", "nvme": "btrfs", "convdev": "ext4"}[ts.Name]; ts.Filesystem != want {
 			t.Errorf("target %s: status filesystem %q, want %q (the table names the stack by it)", ts.Name, ts.Filesystem, want)
 		}
-		t.Logf("ZONED-NODE target %s (%s, %s %s): %s tps, %.1f KiB written to the device per transaction", ts.Name, ts.Engine, ts.Storage, ts.Filesystem, r.TPS, bpt/1024)
+		zoned := ts.Name == "zbtrfs" || ts.Name == "nvme"
+		if g := ts.Zones; zoned != (g != nil) || g != nil && (g.Count == 0 || g.Size == nil || g.Capacity == nil) {
+			t.Errorf("target %s: zone geometry %+v (want one from the device for a zoned target, none otherwise)", ts.Name, g)
+		}
+		zones := "none"
+		if g := ts.Zones; g != nil && g.Size != nil && g.Capacity != nil {
+			zones = fmt.Sprintf("%d of %s, capacity %s", g.Count, g.Size, g.Capacity)
+		}
+		t.Logf("ZONED-NODE target %s (%s, %s %s, zones %s): %s tps, %.1f KiB written to the device per transaction", ts.Name, ts.Engine,
+			ts.Storage, ts.Filesystem, zones, r.TPS, bpt/1024)
 		checkDriveFigures(t, ts)
 		if ts.Name == "conv" || ts.Name == "convdev" {
 			checkSteadyState(t, ts, steady)

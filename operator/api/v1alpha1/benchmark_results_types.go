@@ -1,6 +1,9 @@
 package v1alpha1
 
-import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+import (
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
 
 // DataSize is a database's data on disk as the runner read it from the server: for MyRocks the SST files of
 // its RocksDB instance (data, index and filter blocks, compressed; what still sits in memtables is not on
@@ -203,4 +206,25 @@ type RunSpread struct {
 	// in percent (the interval figure TPSRelDevPct is the noise within a run).
 	// +optional
 	TPSRunRelDevPct string `json:"tpsRunRelDevPct,omitempty"`
+}
+
+// ZoneGeometry is a zoned device's geometry as the preflight read it from sysfs.
+type ZoneGeometry struct {
+	// Device is the device, node/name.
+	// +optional
+	Device string `json:"device,omitempty"`
+	// Count is the number of zones.
+	// +optional
+	Count int64 `json:"count,omitempty"`
+	// Size is the size of a zone.
+	// +optional
+	Size *resource.Quantity `json:"size,omitempty"`
+	// Capacity is the writable part of a zone (NVMe ZNS zones may be smaller than their size).
+	// +optional
+	Capacity *resource.Quantity `json:"capacity,omitempty"`
+	// MaxOpen and MaxActive are the device's open and active zone limits; 0 means no limit.
+	// +optional
+	MaxOpen int64 `json:"maxOpen,omitempty"`
+	// +optional
+	MaxActive int64 `json:"maxActive,omitempty"`
 }

@@ -360,6 +360,11 @@ type TargetStatus struct {
 	// storage.device), for the same table; empty for a volume.
 	// +optional
 	Filesystem string `json:"filesystem,omitempty"`
+	// Zones is the zone geometry of a zoned target's device, copied from its ZNSDatabase's status.device when
+	// the Benchmark took it: the seeds compare zone sizes (144 MiB against 9 GiB) and zone counts, so the
+	// geometry is a variable of the comparison. Empty for a conventional target.
+	// +optional
+	Zones *ZoneGeometry `json:"zones,omitempty"`
 	// ProfileSwitched records that the database is owed the switch back to the workload profile when the
 	// Benchmark ends (completes, fails or is deleted): the Benchmark set it to bulkload for the prepare, or found
 	// it switched away from workload while it held it for its runs (the target then failed with ProfileChanged).

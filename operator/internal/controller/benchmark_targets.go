@@ -94,6 +94,7 @@ func (r *BenchmarkReconciler) waitForTargets(ctx context.Context, b *v1alpha1.Be
 		if db.UsesZenFS() {
 			ts.Filesystem = string(v1alpha1.FilesystemZenFS)
 		}
+		ts.Zones = zoneGeometry(db)
 		dbs = append(dbs, db)
 	}
 	if len(missing) > 0 {
@@ -194,4 +195,27 @@ func availableMessage(db *v1alpha1.ZNSDatabase) string {
 		return fmt.Sprintf("%s (%s)", c.Reason, c.Message)
 	}
 	return "no Available condition yet"
+}
+
+// zoneGeometry is the zone geometry of a zoned database's device from its status (nil for a conventional one, or
+// before its preflight read the device).
+func zoneGeometry(db *v1alpha1.ZNSDatabase) *v1alpha1.ZoneGeometry {
+	d := db.Status.Device
+	if !db.IsZoned() || d == nil || d.Zones == 0 {
+		return nil
+	}
+	g := &v1alpha1.ZoneGeometry{Device: strings.TrimPrefix(d.Path, "/dev/"), Count: d.Zones, MaxOpen: d.MaxOpenZones,
+		MaxActive: d.MaxActiveZones}
+	if d.Node != "" {
+		g.Device = d.Node + "/" + g.Device
+	}
+	if d.ZoneSize != nil {
+		q := d.ZoneSize.DeepCopy()
+		g.Size = &q
+	}
+	if d.ZoneCapacity != nil {
+		q := d.ZoneCapacity.DeepCopy()
+		g.Capacity = &q
+	}
+	return g
 }

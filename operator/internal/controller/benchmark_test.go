@@ -25,7 +25,7 @@ import (
 func TestBenchmarkMethodology(t *testing.T) {
 	requireEnv(t)
 	ns := newNamespace(t)
-	availableDBs(t, ns, "bench-node-1")
+	zonedDB, _ := availableDBs(t, ns, "bench-node-1")
 	b := benchmark(ns, "cmp", "tenant1", "inno")
 	b.Spec.Baseline = "inno"
 	b.Spec.Iterations = 2
@@ -146,6 +146,12 @@ func TestBenchmarkMethodology(t *testing.T) {
 	// freedom (the baseline's runs do not vary), p = 1 - 2/pi*atan(3) = 0.2048, so no significant difference.
 	if v := z.VsBaseline; v.TPSVerdict != v1alpha1.VerdictNoSignificantDifference || v.TPSPValue != "0.20" || v.BestTPS != "5.000" {
 		t.Errorf("tenant1 verdict %q p %q best-to-best %q, want NoSignificantDifference, 0.20 and 5.000", v.TPSVerdict, v.TPSPValue, v.BestTPS)
+	}
+	// The zoned target's geometry is copied from its database's status.device; the volume target has none.
+	dev := get(t, zonedDB).Status.Device
+	if g := z.Zones; g == nil || dev == nil || g.Count != dev.Zones || g.Count == 0 || g.Size == nil || g.Size.Cmp(*dev.ZoneSize) != 0 ||
+		g.MaxOpen != dev.MaxOpenZones || g.Device != "bench-node-1/nullb0" || in.Zones != nil {
+		t.Errorf("zone geometry: tenant1 %+v (device %+v), inno %+v", g, dev, in.Zones)
 	}
 	if s := z.AcrossRuns; s == nil || s.Runs != 2 || s.BestIteration != 2 || s.BestTPS != "500.00" || s.TPSCI95 == "" {
 		t.Errorf("tenant1 across runs %+v", s)

@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
 	"github.com/zns-mysql/zns-mysql/operator/internal/benchresult"
@@ -88,17 +89,19 @@ type Export struct {
 
 // ExportTarget is one target's summary.
 type ExportTarget struct {
-	Name       string              `json:"name"`
-	Stack      string              `json:"stack"`
-	Engine     string              `json:"engine,omitempty"`
-	Storage    string              `json:"storage,omitempty"`
-	State      string              `json:"state"`
-	Reason     string              `json:"reason,omitempty"`
-	Message    string              `json:"message,omitempty"`
-	Rows       int64               `json:"rows,omitempty"`
-	Mean       map[string]*float64 `json:"mean,omitempty"`
-	AcrossRuns map[string]*float64 `json:"acrossRuns,omitempty"`
-	VsBaseline map[string]*float64 `json:"vsBaseline,omitempty"`
+	Name    string `json:"name"`
+	Stack   string `json:"stack"`
+	Engine  string `json:"engine,omitempty"`
+	Storage string `json:"storage,omitempty"`
+	State   string `json:"state"`
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
+	Rows    int64  `json:"rows,omitempty"`
+	// Zones is a zoned target's zone geometry.
+	Zones      *v1alpha1.ZoneGeometry `json:"zones,omitempty"`
+	Mean       map[string]*float64    `json:"mean,omitempty"`
+	AcrossRuns map[string]*float64    `json:"acrossRuns,omitempty"`
+	VsBaseline map[string]*float64    `json:"vsBaseline,omitempty"`
 	// Verdicts says whether each difference from the baseline is larger than the runs' noise.
 	Verdicts map[string]string  `json:"verdicts,omitempty"`
 	Notes    []string           `json:"notes,omitempty"`
@@ -246,7 +249,7 @@ func ToExport(d Data) Export {
 		Targets: []ExportTarget{}, Runs: []ExportRun{}}
 	for _, ts := range b.Status.Targets {
 		t := ExportTarget{Name: ts.Name, Stack: Stack(ts), Engine: ts.Engine, Storage: ts.Storage, State: string(ts.State),
-			Reason: ts.Reason, Message: ts.Message, Rows: ts.Rows, Notes: ts.Notes, Size: ts.Size,
+			Reason: ts.Reason, Message: ts.Message, Rows: ts.Rows, Zones: ts.Zones, Notes: ts.Notes, Size: ts.Size,
 			PreconditionDrive: exportDrive(ts.PreconditionDrive), PrepareDrive: exportDrive(ts.PrepareDrive),
 			DriveMean: exportDrive(ts.DriveMean), Capacity: exportCapacity(ts.Capacity)}
 		if t.PreconditionDrive != nil || t.PrepareDrive != nil || t.DriveMean != nil {
@@ -303,6 +306,8 @@ func SummaryCSV(w io.Writer, d Data) error {
 	// The drive's figures (a run's, or on mean rows the runs' together) and, on mean rows, the usable capacity.
 	ops := ModelOPs(b)
 	head = append(head, driveHead(ops)...)
+	// A zoned target's zone geometry, on every row of the target (zone size is a variable of the comparison).
+	head = append(head, "zone_count", "zone_size_bytes", "zone_capacity_bytes", "max_open_zones", "max_active_zones")
 	if err := cw.Write(head); err != nil {
 		return err
 	}
@@ -331,6 +336,7 @@ func SummaryCSV(w io.Writer, d Data) error {
 			capacity = ts.Capacity
 		}
 		rec = append(rec, driveRecord(drive, capacity, ops)...)
+		rec = append(rec, zoneRecord(ts.Zones)...)
 		return cw.Write(rec)
 	}
 	for _, ts := range b.Status.Targets {
@@ -392,4 +398,19 @@ func SeriesCSV(w io.Writer, d Data) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// zoneRecord is the zone columns of a target's CSV rows, empty for a target without zones.
+func zoneRecord(g *v1alpha1.ZoneGeometry) []string {
+	if g == nil {
+		return []string{"", "", "", "", ""}
+	}
+	bytes := func(q *resource.Quantity) string {
+		if q == nil {
+			return ""
+		}
+		return strconv.FormatInt(q.Value(), 10)
+	}
+	return []string{strconv.FormatInt(g.Count, 10), bytes(g.Size), bytes(g.Capacity), strconv.FormatInt(g.MaxOpen, 10),
+		strconv.FormatInt(g.MaxActive, 10)}
 }

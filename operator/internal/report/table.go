@@ -130,6 +130,9 @@ func Table(w io.Writer, b *v1alpha1.Benchmark) error {
 	if nsSeen {
 		fmt.Fprintln(w, notSignificant+": no significant difference: the runs' own spread covers it (the across-runs table below)")
 	}
+	if err := geometryTable(w, b); err != nil {
+		return err
+	}
 	if err := runsTable(w, b); err != nil {
 		return err
 	}
@@ -257,10 +260,10 @@ func sizeTable(w io.Writer, b *v1alpha1.Benchmark) error {
 }
 
 // Compare writes several Benchmarks side by side: one row per Benchmark and target, with what differs between
-// them (workload, threads, duration) next to the figures.
+// them (zone geometry, workload, threads, duration) next to the figures.
 func Compare(w io.Writer, bs []*v1alpha1.Benchmark) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "BENCHMARK\tTARGET\tSTACK\tWORKLOAD\tTHREADS\tSECONDS\tSTATE\tTPS\tAVG MS\tPCT\tPCT MS\tTPS DEV%\tTPS VS\tPCT VS\tBASELINE")
+	fmt.Fprintln(tw, "BENCHMARK\tTARGET\tSTACK\tZONES\tWORKLOAD\tTHREADS\tSECONDS\tSTATE\tTPS\tAVG MS\tPCT\tPCT MS\tTPS DEV%\tTPS VS\tPCT VS\tBASELINE")
 	for _, b := range bs {
 		for _, ts := range b.Status.Targets {
 			state := string(ts.State)
@@ -275,7 +278,7 @@ func Compare(w io.Writer, bs []*v1alpha1.Benchmark) error {
 			if v := ts.VsBaseline; v != nil && ts.State != v1alpha1.TargetFailed {
 				tpsVs, pctVs = vsCell(v.TPS, v.TPSVerdict), vsCell(v.LatencyPct, v.LatencyPctVerdict)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", b.Name, ts.Name, Stack(ts), b.Spec.Workload,
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", b.Name, ts.Name, Stack(ts), ZoneLabel(ts.Zones), b.Spec.Workload,
 				threadsLabel(b), b.Spec.DurationSeconds, state, dash(m.TPS), dash(m.LatencyAvgMs), pctLabel(b), dash(m.LatencyPctMs),
 				dash(m.TPSRelDevPct), tpsVs, pctVs, dash(b.Status.Baseline))
 		}
