@@ -42,10 +42,15 @@ generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code, CRDs and RBAC from the 
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 	rm -f charts/zns-mysql/crds/*.yaml && cp config/crd/bases/*.yaml charts/zns-mysql/crds/
 	cp config/rbac/role.yaml charts/zns-mysql/files/manager-role.yaml
+	$(MAKE) -s --no-print-directory api-docs
+
+.PHONY: api-docs
+api-docs: ## Write the API reference, docs/api.md, from the API types (operator/cmd/apidocs).
+	go run ./operator/cmd/apidocs operator/api/v1alpha1 > docs/api.md.tmp && mv docs/api.md.tmp docs/api.md
 
 .PHONY: check-generate
 check-generate: generate ## Fail when generated files differ from what is committed (or are untracked).
-	@paths="operator/api config/crd config/rbac/role.yaml charts/zns-mysql/crds charts/zns-mysql/files/manager-role.yaml"; \
+	@paths="operator/api config/crd config/rbac/role.yaml charts/zns-mysql/crds charts/zns-mysql/files/manager-role.yaml docs/api.md"; \
 	if [ -n "$$(git status --porcelain -- $$paths)" ]; then \
 		echo "generated files drifted from the sources; run 'make generate' and commit:"; \
 		git status --porcelain -- $$paths; git --no-pager diff --stat; exit 1; fi

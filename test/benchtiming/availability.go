@@ -12,9 +12,6 @@ import (
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
 )
 
-// conditionAvailable is the ZNSDatabase condition (operator/internal/controller.ConditionAvailable).
-const conditionAvailable = "Available"
-
 // Recorder notes when databases were not Available, by polling them: the cluster keeps only the last
 // transition of a condition, so the stretches of a run's restarts must be seen while they happen.
 type Recorder struct {
@@ -38,7 +35,7 @@ func RecordAvailability(ctx context.Context, c client.Reader, namespace string, 
 				if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, db); err != nil {
 					continue
 				}
-				r.observe(name, time.Now(), meta.IsStatusConditionPresentAndEqual(db.Status.Conditions, conditionAvailable, metav1.ConditionTrue))
+				r.observe(name, time.Now(), meta.IsStatusConditionPresentAndEqual(db.Status.Conditions, v1alpha1.ConditionAvailable, metav1.ConditionTrue))
 			}
 			select {
 			case <-ctx.Done():

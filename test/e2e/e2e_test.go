@@ -189,7 +189,7 @@ func waitAvailableWithin(t *testing.T, db *v1alpha1.ZNSDatabase, timeout time.Du
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(db), cur); err != nil {
 			return err
 		}
-		c := meta.FindStatusCondition(cur.Status.Conditions, "Available")
+		c := meta.FindStatusCondition(cur.Status.Conditions, v1alpha1.ConditionAvailable)
 		if c == nil || c.Status != metav1.ConditionTrue {
 			return fmt.Errorf("conditions %+v", cur.Status.Conditions)
 		}
@@ -561,7 +561,7 @@ func refused(t *testing.T, db *v1alpha1.ZNSDatabase, absentKey client.ObjectKey,
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(db), cur); err != nil {
 			return err
 		}
-		cond = meta.FindStatusCondition(cur.Status.Conditions, "DeviceReady")
+		cond = meta.FindStatusCondition(cur.Status.Conditions, v1alpha1.ConditionDeviceReady)
 		if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != "DeviceRefused" {
 			return fmt.Errorf("conditions %+v", cur.Status.Conditions)
 		}

@@ -126,7 +126,7 @@ func TestZonedFilesystemFlow(t *testing.T) {
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(thief), cur); err != nil {
 			return err
 		}
-		c := meta.FindStatusCondition(cur.Status.Conditions, "DeviceReady")
+		c := meta.FindStatusCondition(cur.Status.Conditions, v1alpha1.ConditionDeviceReady)
 		if c == nil || c.Reason != "DeviceConflict" || !strings.Contains(c.Message, ns+"/zbtrfs") {
 			return fmt.Errorf("DeviceReady %+v", c)
 		}

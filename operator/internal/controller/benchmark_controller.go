@@ -32,13 +32,6 @@ import (
 // bulkload loses rows silently.
 const BenchmarkFinalizer = "zns-mysql.dev/benchmark-finalizer"
 
-// Benchmark condition types.
-const (
-	ConditionTargetsReady = "TargetsReady"
-	ConditionCompleted    = "Completed"
-	ConditionFailed       = "Failed"
-)
-
 // BenchmarkReconciler drives a Benchmark through the methodology with one Job per target and phase.
 type BenchmarkReconciler struct {
 	client.Client
@@ -178,7 +171,7 @@ func (r *BenchmarkReconciler) failedBeforeRun(ctx context.Context, b *v1alpha1.B
 	if len(failed) == 0 {
 		return ctrl.Result{}, false, nil
 	}
-	res, err := r.abort(ctx, b, "TargetFailed", fmt.Sprintf("target %s failed while %s; the Benchmark runs only with all of its targets, so no run started",
+	res, err := r.abort(ctx, b, v1alpha1.ReasonTargetFailed, fmt.Sprintf("target %s failed while %s; the Benchmark runs only with all of its targets, so no run started",
 		strings.Join(failed, ", "), step))
 	return res, true, err
 }
@@ -194,7 +187,7 @@ func (r *BenchmarkReconciler) abort(ctx context.Context, b *v1alpha1.Benchmark, 
 	b.Status.CompletedAt = &t
 	b.Status.StartAt = nil
 	r.setPhase(b, v1alpha1.BenchmarkFailed, "failed: "+reason)
-	meta.SetStatusCondition(&b.Status.Conditions, metav1.Condition{Type: ConditionFailed, Status: metav1.ConditionTrue,
+	meta.SetStatusCondition(&b.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionFailed, Status: metav1.ConditionTrue,
 		Reason: reason, Message: msg, ObservedGeneration: b.Generation})
 	event.BenchmarkFailed.Emit(b, r.Recorder, msg)
 	return ctrl.Result{}, r.settle(ctx, b)
@@ -241,19 +234,19 @@ func (r *BenchmarkReconciler) finish(ctx context.Context, b *v1alpha1.Benchmark,
 		}
 	}
 	if done == 0 {
-		return r.abort(ctx, b, "NoTargetFinished", "no target finished: "+why)
+		return r.abort(ctx, b, v1alpha1.ReasonNoTargetFinished, "no target finished: "+why)
 	}
 	msg := fmt.Sprintf("%d of %d targets finished %d iteration(s)", done, len(b.Status.Targets), b.Status.Iteration)
-	reason := "AllTargetsFinished"
+	reason := v1alpha1.ReasonAllTargetsFinished
 	if len(failed) > 0 {
 		msg += "; failed: " + strings.Join(failed, ", ")
-		reason = "SomeTargetsFailed"
+		reason = v1alpha1.ReasonSomeTargetsFailed
 	}
 	if why != "" {
 		msg += "; " + why
 	}
 	r.setPhase(b, v1alpha1.BenchmarkCompleted, fmt.Sprintf("%d/%d targets", done, len(b.Status.Targets)))
-	meta.SetStatusCondition(&b.Status.Conditions, metav1.Condition{Type: ConditionCompleted, Status: metav1.ConditionTrue,
+	meta.SetStatusCondition(&b.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionCompleted, Status: metav1.ConditionTrue,
 		Reason: reason, Message: msg, ObservedGeneration: b.Generation})
 	event.BenchmarkCompleted.Emit(b, r.Recorder, msg)
 	return ctrl.Result{}, r.settle(ctx, b)

@@ -16,7 +16,6 @@ import (
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
 	"github.com/zns-mysql/zns-mysql/operator/internal/benchresult"
-	"github.com/zns-mysql/zns-mysql/operator/internal/controller"
 	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
 )
 
@@ -248,7 +247,7 @@ func availableDBs(t *testing.T, ns, node string) (zoned, innodb *v1alpha1.ZNSDat
 	create(t, zoned)
 	create(t, innodb)
 	passPreflight(t, zoned, "nullb0")
-	waitCondition(t, zoned, controller.ConditionAvailable, metav1.ConditionTrue, "MySQLReady")
-	waitCondition(t, innodb, controller.ConditionAvailable, metav1.ConditionTrue, "MySQLReady")
+	waitCondition(t, zoned, v1alpha1.ConditionAvailable, metav1.ConditionTrue, "MySQLReady")
+	waitCondition(t, innodb, v1alpha1.ConditionAvailable, metav1.ConditionTrue, "MySQLReady")
 	return zoned, innodb
 }

@@ -12,7 +12,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
-	"github.com/zns-mysql/zns-mysql/operator/internal/controller"
 )
 
 // setProfileByHand plays a person who patches a database's profile.
@@ -94,7 +93,7 @@ func TestBenchmarkProfileChangedDuringRunIsNotIgnored(t *testing.T) {
 
 	finishBenchJob(t, ns, "held-run1-other", runSummary("other", 1, 100, 10, false), seriesLog(t, "other", 1, 100), false)
 	done := waitBenchPhase(t, b, v1alpha1.BenchmarkCompleted)
-	if c := meta.FindStatusCondition(done.Status.Conditions, controller.ConditionCompleted); c == nil || c.Reason != "SomeTargetsFailed" ||
+	if c := meta.FindStatusCondition(done.Status.Conditions, v1alpha1.ConditionCompleted); c == nil || c.Reason != "SomeTargetsFailed" ||
 		!strings.Contains(c.Message, "stopped after run 1 of 2") {
 		t.Errorf("Completed condition %+v", c)
 	}
@@ -227,7 +226,7 @@ func TestBenchmarkThreadsBeyondMaxConnectionsAreRefused(t *testing.T) {
 		if ts.State != v1alpha1.TargetFailed || ts.Reason != "TooFewConnections" || !strings.Contains(ts.Message, tc.want) {
 			t.Errorf("%s: target %+v\nwant reason TooFewConnections and %q", tc.name, ts, tc.want)
 		}
-		if c := meta.FindStatusCondition(cur.Status.Conditions, controller.ConditionFailed); c == nil || c.Reason != "TooFewConnections" ||
+		if c := meta.FindStatusCondition(cur.Status.Conditions, v1alpha1.ConditionFailed); c == nil || c.Reason != "TooFewConnections" ||
 			!strings.Contains(c.Message, tc.want) {
 			t.Errorf("%s: Failed condition %+v", tc.name, c)
 		}

@@ -18,16 +18,6 @@ import (
 	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
 )
 
-// ConditionSeriesKept is False once a finished run's interval series could not be kept (ReasonSeriesMissing),
-// True while every one was.
-const ConditionSeriesKept = "SeriesKept"
-
-// Reasons of the SeriesKept condition.
-const (
-	ReasonSeriesKept    = "Kept"
-	ReasonSeriesMissing = "SeriesMissing"
-)
-
 // keepSeries copies a run's interval series from the runner's log into a ConfigMap, downsampled when it is
 // longer than a ConfigMap holds (benchresult.Fit), and returns the ConfigMap's name. A series that cannot be
 // kept (the log is gone or has no series line, or the API server refuses the ConfigMap: a quota, a policy) is
@@ -80,9 +70,9 @@ func (r *BenchmarkReconciler) keepSeries(ctx context.Context, b *v1alpha1.Benchm
 			"%d intervals kept as %d buckets of %d (mean, minimum and maximum of each) in ConfigMap %s: a ConfigMap holds at most %d bytes",
 			kept.SourceIntervals, kept.Len(), kept.BucketIntervals, resources.SeriesConfigMapName(b, it, target), benchresult.ConfigMapLimitBytes))
 	}
-	if c := meta.FindStatusCondition(b.Status.Conditions, ConditionSeriesKept); c == nil || c.Status == metav1.ConditionTrue {
-		meta.SetStatusCondition(&b.Status.Conditions, metav1.Condition{Type: ConditionSeriesKept, Status: metav1.ConditionTrue,
-			Reason: ReasonSeriesKept, Message: "every finished run's interval series is in the ConfigMap its iteration names (seriesConfigMap)",
+	if c := meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionSeriesKept); c == nil || c.Status == metav1.ConditionTrue {
+		meta.SetStatusCondition(&b.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionSeriesKept, Status: metav1.ConditionTrue,
+			Reason: v1alpha1.ReasonSeriesKept, Message: "every finished run's interval series is in the ConfigMap its iteration names (seriesConfigMap)",
 			ObservedGeneration: b.Generation})
 	}
 	return resources.SeriesConfigMapName(b, it, target), nil
@@ -92,8 +82,8 @@ func (r *BenchmarkReconciler) keepSeries(ctx context.Context, b *v1alpha1.Benchm
 // latest such run (it stays False: a later run's series does not make up for this one's).
 func (r *BenchmarkReconciler) seriesMissing(b *v1alpha1.Benchmark, target string, it int32, why string) {
 	event.SeriesMissing.Emit(b, r.Recorder, target, it, why)
-	meta.SetStatusCondition(&b.Status.Conditions, metav1.Condition{Type: ConditionSeriesKept, Status: metav1.ConditionFalse,
-		Reason: ReasonSeriesMissing, Message: fmt.Sprintf("no interval series for target %s run %d: %s; the run's figures are recorded", target, it, why),
+	meta.SetStatusCondition(&b.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionSeriesKept, Status: metav1.ConditionFalse,
+		Reason: v1alpha1.ReasonSeriesMissing, Message: fmt.Sprintf("no interval series for target %s run %d: %s; the run's figures are recorded", target, it, why),
 		ObservedGeneration: b.Generation})
 }
 

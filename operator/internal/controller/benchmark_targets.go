@@ -17,14 +17,6 @@ import (
 	"github.com/zns-mysql/zns-mysql/operator/internal/failreason"
 )
 
-// Reasons of the TargetsReady condition: what a Benchmark in WaitingForTargets waits for.
-const (
-	ReasonTargetsMissing     = "TargetsMissing"
-	ReasonTargetsBusy        = "TargetsBusy"
-	ReasonTargetsUnavailable = "TargetsUnavailable"
-	ReasonTargetsReady       = "Ready"
-)
-
 // getDB reads a target's ZNSDatabase; nil when it does not exist.
 func (r *BenchmarkReconciler) getDB(ctx context.Context, b *v1alpha1.Benchmark, name string) (*v1alpha1.ZNSDatabase, error) {
 	db := &v1alpha1.ZNSDatabase{}
@@ -49,7 +41,7 @@ func (r *BenchmarkReconciler) targetDB(ctx context.Context, b *v1alpha1.Benchmar
 // availableWith reports whether db is Available with its current spec and the given profile: its Available
 // condition was set for the database's current generation.
 func availableWith(db *v1alpha1.ZNSDatabase, profile v1alpha1.Profile) bool {
-	c := meta.FindStatusCondition(db.Status.Conditions, ConditionAvailable)
+	c := meta.FindStatusCondition(db.Status.Conditions, v1alpha1.ConditionAvailable)
 	return db.Spec.Profile == profile && c != nil && c.Status == metav1.ConditionTrue &&
 		c.ObservedGeneration == db.Generation && db.Status.ObservedGeneration == db.Generation
 }
@@ -62,12 +54,12 @@ func (r *BenchmarkReconciler) timedOut(b *v1alpha1.Benchmark) bool {
 // waiting records what the Benchmark waits for in the TargetsReady condition. A new reason to wait restarts
 // the timeout clock (PhaseSince) and is announced by an Event; the same reason only refreshes the message.
 func (r *BenchmarkReconciler) waiting(b *v1alpha1.Benchmark, reason, msg string, e event.Event) {
-	if c := meta.FindStatusCondition(b.Status.Conditions, ConditionTargetsReady); c == nil || c.Reason != reason {
+	if c := meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionTargetsReady); c == nil || c.Reason != reason {
 		t := metav1.NewTime(r.now())
 		b.Status.PhaseSince = &t
 		e.Emit(b, r.Recorder, msg)
 	}
-	meta.SetStatusCondition(&b.Status.Conditions, metav1.Condition{Type: ConditionTargetsReady, Status: metav1.ConditionFalse,
+	meta.SetStatusCondition(&b.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionTargetsReady, Status: metav1.ConditionFalse,
 		Reason: reason, Message: msg, ObservedGeneration: b.Generation})
 	b.Status.Progress = "waiting: " + reason
 }
@@ -100,7 +92,7 @@ func (r *BenchmarkReconciler) waitForTargets(ctx context.Context, b *v1alpha1.Be
 	if len(missing) > 0 {
 		msg := fmt.Sprintf("waiting for ZNSDatabase %s in namespace %s: the Benchmark runs only with all %d of its targets, and fails if they do not exist within %ds",
 			strings.Join(missing, ", "), b.Namespace, len(b.Spec.Targets), b.Spec.TargetTimeoutSeconds)
-		r.waiting(b, ReasonTargetsMissing, msg, event.TargetsMissing)
+		r.waiting(b, v1alpha1.ReasonTargetsMissing, msg, event.TargetsMissing)
 		// A target deleted after the others were taken: a waiting Benchmark holds nothing.
 		if err := r.releaseAll(ctx, b); err != nil {
 			return ctrl.Result{}, err
@@ -112,7 +104,7 @@ func (r *BenchmarkReconciler) waitForTargets(ctx context.Context, b *v1alpha1.Be
 			r.failTarget(b, targetStatus(b, name), event.TargetNotFound, failreason.TargetNotFound,
 				fmt.Sprintf("ZNSDatabase %q not found in namespace %q after %ds", name, b.Namespace, b.Spec.TargetTimeoutSeconds))
 		}
-		return r.abort(ctx, b, ReasonTargetsMissing, fmt.Sprintf("ZNSDatabase %s did not appear in namespace %s within %ds",
+		return r.abort(ctx, b, v1alpha1.ReasonTargetsMissing, fmt.Sprintf("ZNSDatabase %s did not appear in namespace %s within %ds",
 			strings.Join(missing, ", "), b.Namespace, b.Spec.TargetTimeoutSeconds))
 	}
 
@@ -128,7 +120,7 @@ func (r *BenchmarkReconciler) waitForTargets(ctx context.Context, b *v1alpha1.Be
 	}
 	if len(busy) > 0 {
 		msg := strings.Join(busy, "; ") + ": a database serves one Benchmark at a time; this one starts when all of its targets are free"
-		r.waiting(b, ReasonTargetsBusy, msg, event.TargetsBusy)
+		r.waiting(b, v1alpha1.ReasonTargetsBusy, msg, event.TargetsBusy)
 		// The holder's release wakes this Benchmark (it changes the database); the requeue covers a holder that
 		// vanished without releasing.
 		return ctrl.Result{RequeueAfter: 15 * time.Second}, nil
@@ -148,7 +140,7 @@ func (r *BenchmarkReconciler) waitForTargets(ctx context.Context, b *v1alpha1.Be
 	if len(unavailable) > 0 {
 		msg := fmt.Sprintf("waiting for ZNSDatabase %s to be Available in the workload profile (at most %ds)",
 			strings.Join(unavailable, "; "), b.Spec.TargetTimeoutSeconds)
-		r.waiting(b, ReasonTargetsUnavailable, msg, event.TargetUnavailable)
+		r.waiting(b, v1alpha1.ReasonTargetsUnavailable, msg, event.TargetUnavailable)
 		if !r.timedOut(b) {
 			return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
 		}
@@ -158,7 +150,7 @@ func (r *BenchmarkReconciler) waitForTargets(ctx context.Context, b *v1alpha1.Be
 					fmt.Sprintf("not Available in the workload profile after %ds: %s", b.Spec.TargetTimeoutSeconds, availableMessage(db)))
 			}
 		}
-		return r.abort(ctx, b, ReasonTargetsUnavailable, "targets not Available in time: "+strings.Join(unavailable, "; "))
+		return r.abort(ctx, b, v1alpha1.ReasonTargetsUnavailable, "targets not Available in time: "+strings.Join(unavailable, "; "))
 	}
 
 	if refused, err := r.tooFewConnections(ctx, b, dbs); err != nil {
@@ -168,11 +160,11 @@ func (r *BenchmarkReconciler) waitForTargets(ctx context.Context, b *v1alpha1.Be
 	}
 
 	msg := fmt.Sprintf("all %d targets exist, are Available and are held by this Benchmark", len(dbs))
-	if c := meta.FindStatusCondition(b.Status.Conditions, ConditionTargetsReady); c == nil || c.Status != metav1.ConditionTrue {
+	if c := meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionTargetsReady); c == nil || c.Status != metav1.ConditionTrue {
 		event.TargetsReady.Emit(b, r.Recorder, msg)
 	}
-	meta.SetStatusCondition(&b.Status.Conditions, metav1.Condition{Type: ConditionTargetsReady, Status: metav1.ConditionTrue,
-		Reason: ReasonTargetsReady, Message: msg, ObservedGeneration: b.Generation})
+	meta.SetStatusCondition(&b.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionTargetsReady, Status: metav1.ConditionTrue,
+		Reason: v1alpha1.ReasonTargetsReady, Message: msg, ObservedGeneration: b.Generation})
 	if b.Spec.Precondition != nil {
 		r.setPhase(b, v1alpha1.BenchmarkPreconditioning, "precondition")
 	} else {
@@ -191,7 +183,7 @@ func targetStatus(b *v1alpha1.Benchmark, name string) *v1alpha1.TargetStatus {
 }
 
 func availableMessage(db *v1alpha1.ZNSDatabase) string {
-	if c := meta.FindStatusCondition(db.Status.Conditions, ConditionAvailable); c != nil {
+	if c := meta.FindStatusCondition(db.Status.Conditions, v1alpha1.ConditionAvailable); c != nil {
 		return fmt.Sprintf("%s (%s)", c.Reason, c.Message)
 	}
 	return "no Available condition yet"

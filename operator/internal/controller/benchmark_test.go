@@ -15,7 +15,6 @@ import (
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
 	"github.com/zns-mysql/zns-mysql/operator/internal/benchresult"
-	"github.com/zns-mysql/zns-mysql/operator/internal/controller"
 	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
 )
 
@@ -116,7 +115,7 @@ func TestBenchmarkMethodology(t *testing.T) {
 	finishBenchJob(t, ns, "cmp-run2-inno", runSummary("inno", 2, 100, 15, false), seriesLog(t, "inno", 2, 100), false)
 
 	done := waitBenchPhase(t, b, v1alpha1.BenchmarkCompleted)
-	if c := meta.FindStatusCondition(done.Status.Conditions, controller.ConditionCompleted); c == nil || c.Reason != "AllTargetsFinished" {
+	if c := meta.FindStatusCondition(done.Status.Conditions, v1alpha1.ConditionCompleted); c == nil || c.Reason != "AllTargetsFinished" {
 		t.Errorf("Completed condition %+v", c)
 	}
 	z, in := targetStatus(done, "tenant1"), targetStatus(done, "inno")
@@ -190,7 +189,7 @@ func TestBenchmarkMissingTarget(t *testing.T) {
 	if ts := targetStatus(cur, "nowhere"); ts.State != v1alpha1.TargetFailed || ts.Reason != "TargetNotFound" || !strings.Contains(ts.Message, `"nowhere" not found`) {
 		t.Errorf("target status %+v", ts)
 	}
-	if c := meta.FindStatusCondition(cur.Status.Conditions, controller.ConditionFailed); c == nil || c.Reason != "TargetsMissing" {
+	if c := meta.FindStatusCondition(cur.Status.Conditions, v1alpha1.ConditionFailed); c == nil || c.Reason != "TargetsMissing" {
 		t.Errorf("Failed condition %+v", c)
 	}
 	if msg := waitBenchEvent(t, b, "TargetNotFound"); !strings.Contains(msg, "nowhere") {
@@ -228,7 +227,7 @@ func TestBenchmarkOneTargetFails(t *testing.T) {
 	if in := targetStatus(cur, "inno"); in.State != v1alpha1.TargetDone || in.Mean == nil || in.Mean.TPS != "100.00" {
 		t.Errorf("inno %+v", in)
 	}
-	if c := meta.FindStatusCondition(cur.Status.Conditions, controller.ConditionCompleted); c == nil || c.Reason != "SomeTargetsFailed" || !strings.Contains(c.Message, "tenant1") {
+	if c := meta.FindStatusCondition(cur.Status.Conditions, v1alpha1.ConditionCompleted); c == nil || c.Reason != "SomeTargetsFailed" || !strings.Contains(c.Message, "tenant1") {
 		t.Errorf("Completed condition %+v", c)
 	}
 	if msg := waitBenchEvent(t, b, "RunFailed"); !strings.Contains(msg, "FATAL") {

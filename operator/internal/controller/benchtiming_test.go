@@ -11,7 +11,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
-	"github.com/zns-mysql/zns-mysql/operator/internal/controller"
 	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
 	"github.com/zns-mysql/zns-mysql/test/benchtiming"
 )
@@ -36,10 +35,10 @@ func readyAt(t *testing.T, db *v1alpha1.ZNSDatabase) {
 func restartIn(t *testing.T, db *v1alpha1.ZNSDatabase, p v1alpha1.Profile, d time.Duration) {
 	t.Helper()
 	waitProfile(t, db.Namespace, db.Name, p)
-	waitCondition(t, db, controller.ConditionAvailable, metav1.ConditionFalse, "Starting")
+	waitCondition(t, db, v1alpha1.ConditionAvailable, metav1.ConditionFalse, "Starting")
 	time.Sleep(d)
 	readyAt(t, db)
-	waitCondition(t, db, controller.ConditionAvailable, metav1.ConditionTrue, "MySQLReady")
+	waitCondition(t, db, v1alpha1.ConditionAvailable, metav1.ConditionTrue, "MySQLReady")
 }
 
 func lastPhaseStart(t *testing.T, b *v1alpha1.Benchmark) time.Time {
@@ -63,7 +62,7 @@ func TestOrchestrationTiming(t *testing.T) {
 	db := volumeDB(ns, "solo", v1alpha1.EngineInnoDB, v1alpha1.FlavorPercona)
 	create(t, db)
 	readyAt(t, db)
-	waitCondition(t, db, controller.ConditionAvailable, metav1.ConditionTrue, "MySQLReady")
+	waitCondition(t, db, v1alpha1.ConditionAvailable, metav1.ConditionTrue, "MySQLReady")
 	rec := benchtiming.RecordAvailability(ctx, k8s, ns, []string{"solo"}, 20*time.Millisecond)
 
 	b := benchmark(ns, "timed", "solo")

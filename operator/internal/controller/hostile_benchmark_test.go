@@ -22,7 +22,6 @@ import (
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
 	"github.com/zns-mysql/zns-mysql/operator/internal/benchresult"
-	"github.com/zns-mysql/zns-mysql/operator/internal/controller"
 	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
 )
 
@@ -82,7 +81,7 @@ func TestHostile01TwoBenchmarksOneDatabase(t *testing.T) {
 	ns := newNamespace(t)
 	autoReady(t, ns)
 	create(t, volumeDB(ns, "shared", v1alpha1.EngineRocksDB, v1alpha1.FlavorPercona))
-	waitCondition(t, dbGet(t, ns, "shared"), controller.ConditionAvailable, metav1.ConditionTrue, "MySQLReady")
+	waitCondition(t, dbGet(t, ns, "shared"), v1alpha1.ConditionAvailable, metav1.ConditionTrue, "MySQLReady")
 
 	first := benchmark(ns, "first", "shared")
 	create(t, first)
@@ -95,7 +94,7 @@ func TestHostile01TwoBenchmarksOneDatabase(t *testing.T) {
 	before := dbGet(t, ns, "shared")
 	second := benchmark(ns, "second", "shared")
 	create(t, second)
-	cond := benchCondition(t, second, controller.ConditionTargetsReady, metav1.ConditionFalse, "TargetsBusy")
+	cond := benchCondition(t, second, v1alpha1.ConditionTargetsReady, metav1.ConditionFalse, "TargetsBusy")
 	if !strings.Contains(cond.Message, "ZNSDatabase shared is used by Benchmark first") {
 		t.Errorf("TargetsReady message %q should name the holder", cond.Message)
 	}
@@ -128,7 +127,7 @@ func TestHostile01TwoBenchmarksOneDatabase(t *testing.T) {
 	if a := dbGet(t, ns, "shared").Annotations; a[v1alpha1.AnnotationBenchmark] != "second" {
 		t.Errorf("holder after the first finished: %v", a)
 	}
-	benchCondition(t, second, controller.ConditionTargetsReady, metav1.ConditionTrue, "Ready")
+	benchCondition(t, second, v1alpha1.ConditionTargetsReady, metav1.ConditionTrue, "Ready")
 
 	t.Run("created together, exactly one runs", func(t *testing.T) {
 		create(t, volumeDB(ns, "contested", v1alpha1.EngineRocksDB, v1alpha1.FlavorPercona))
@@ -148,7 +147,7 @@ func TestHostile01TwoBenchmarksOneDatabase(t *testing.T) {
 			}
 			return nil
 		})
-		benchCondition(t, loser, controller.ConditionTargetsReady, metav1.ConditionFalse, "TargetsBusy")
+		benchCondition(t, loser, v1alpha1.ConditionTargetsReady, metav1.ConditionFalse, "TargetsBusy")
 		consistently(t, "the other makes no Job", time.Second, func() error {
 			if jobs := jobsOf(t, ns, loser.Name); len(jobs) > 0 {
 				return fmt.Errorf("Job %s", jobs[0].Name)
@@ -200,7 +199,7 @@ func TestHostile07TargetDeletedMidRun(t *testing.T) {
 	}
 	finishBenchJob(t, ns, "midrun-run1-keep", runSummary("keep", 1, 100, 10, false), seriesLog(t, "keep", 1, 100), false)
 	done := waitBenchPhase(t, b, v1alpha1.BenchmarkCompleted)
-	if c := meta.FindStatusCondition(done.Status.Conditions, controller.ConditionCompleted); c == nil || c.Reason != "SomeTargetsFailed" ||
+	if c := meta.FindStatusCondition(done.Status.Conditions, v1alpha1.ConditionCompleted); c == nil || c.Reason != "SomeTargetsFailed" ||
 		!strings.Contains(c.Message, "stopped after run 1 of 2") {
 		t.Errorf("Completed condition %+v", c)
 	}
@@ -297,7 +296,7 @@ func TestHostile08FailureReasons(t *testing.T) {
 		if ts := targetStatus(cur, "refused"); ts.Reason != "JobRejected" || !strings.Contains(ts.Message, "must be less than or equal to cpu limit") {
 			t.Errorf("refused %+v", ts)
 		}
-		if c := meta.FindStatusCondition(cur.Status.Conditions, controller.ConditionFailed); c == nil || c.Reason != "TargetFailed" || !strings.Contains(c.Message, "JobRejected") {
+		if c := meta.FindStatusCondition(cur.Status.Conditions, v1alpha1.ConditionFailed); c == nil || c.Reason != "TargetFailed" || !strings.Contains(c.Message, "JobRejected") {
 			t.Errorf("Failed condition %+v", c)
 		}
 		if msg := waitBenchEvent(t, b, "JobRejected"); !strings.Contains(msg, "must be less than or equal to cpu limit") {
@@ -314,10 +313,10 @@ func TestHostile10MissingTargets(t *testing.T) {
 	ns := newNamespace(t)
 	autoReady(t, ns)
 	create(t, volumeDB(ns, "here", v1alpha1.EngineRocksDB, v1alpha1.FlavorPercona))
-	waitCondition(t, dbGet(t, ns, "here"), controller.ConditionAvailable, metav1.ConditionTrue, "MySQLReady")
+	waitCondition(t, dbGet(t, ns, "here"), v1alpha1.ConditionAvailable, metav1.ConditionTrue, "MySQLReady")
 	b := benchmark(ns, "pair", "here", "later")
 	create(t, b)
-	cond := benchCondition(t, b, controller.ConditionTargetsReady, metav1.ConditionFalse, "TargetsMissing")
+	cond := benchCondition(t, b, v1alpha1.ConditionTargetsReady, metav1.ConditionFalse, "TargetsMissing")
 	if !strings.Contains(cond.Message, "waiting for ZNSDatabase later in namespace "+ns) || !strings.Contains(cond.Message, "fails if they do not exist within 600s") {
 		t.Errorf("message %q", cond.Message)
 	}
@@ -409,7 +408,7 @@ func TestHostile10MissingTargets(t *testing.T) {
 			}
 		}
 		for _, db := range dbs {
-			waitCondition(t, db, controller.ConditionAvailable, metav1.ConditionTrue, "MySQLReady")
+			waitCondition(t, db, v1alpha1.ConditionAvailable, metav1.ConditionTrue, "MySQLReady")
 		}
 		bench.Namespace = ns
 		create(t, bench)
@@ -417,6 +416,6 @@ func TestHostile10MissingTargets(t *testing.T) {
 		for _, tg := range bench.Spec.Targets {
 			waitObject(t, client.ObjectKey{Namespace: ns, Name: bench.Name + "-prepare-" + tg.Name}, &batchv1.Job{})
 		}
-		benchCondition(t, bench, controller.ConditionTargetsReady, metav1.ConditionTrue, "Ready")
+		benchCondition(t, bench, v1alpha1.ConditionTargetsReady, metav1.ConditionTrue, "Ready")
 	})
 }

@@ -18,7 +18,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
-	"github.com/zns-mysql/zns-mysql/operator/internal/controller"
 	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
 )
 
@@ -64,7 +63,7 @@ func TestEngineAndFlavorCannotChangeUnderData(t *testing.T) {
 	ns := newNamespace(t)
 	db := volumeDB(ns, "innodb-maria", v1alpha1.EngineInnoDB, v1alpha1.FlavorMariaDB)
 	create(t, db)
-	waitCondition(t, db, controller.ConditionConfigReady, metav1.ConditionTrue, "Generated")
+	waitCondition(t, db, v1alpha1.ConditionConfigReady, metav1.ConditionTrue, "Generated")
 
 	refusedUpdate(t, db, "engine innodb to rocksdb", func(d *v1alpha1.ZNSDatabase) { d.Spec.Engine = v1alpha1.EngineRocksDB },
 		"engine cannot change once the database exists", "dump it (mysqldump)", "new ZNSDatabase")
@@ -101,7 +100,7 @@ func TestRootPasswordSecretFixedOnceAccepted(t *testing.T) {
 	db := volumeDB(ns, "pw", v1alpha1.EngineRocksDB, v1alpha1.FlavorPercona)
 	db.Spec.RootPasswordSecretName = "typo-root"
 	create(t, db)
-	cond := waitCondition(t, db, controller.ConditionAvailable, metav1.ConditionFalse, "SecretMissing")
+	cond := waitCondition(t, db, v1alpha1.ConditionAvailable, metav1.ConditionFalse, "SecretMissing")
 	if !strings.Contains(cond.Message, "remove spec.rootPasswordSecretName") {
 		t.Errorf("message %q should offer a generated password", cond.Message)
 	}
@@ -145,14 +144,14 @@ func TestQuotaForbiddenClaimIsACondition(t *testing.T) {
 	db := zonedDB(ns, "quota", "quota-"+ns, "nullb0")
 	create(t, db)
 	passPreflight(t, db, "nullb0")
-	cond := waitCondition(t, db, controller.ConditionAvailable, metav1.ConditionFalse, "ChildForbidden")
+	cond := waitCondition(t, db, v1alpha1.ConditionAvailable, metav1.ConditionFalse, "ChildForbidden")
 	for _, w := range []string{"exceeded quota: no-claims", "persistentvolumeclaims", db.DeviceClaimName()} {
 		if !strings.Contains(cond.Message, w) {
 			t.Errorf("condition %q should name %q", cond.Message, w)
 		}
 	}
 	cur := get(t, db)
-	if c := meta.FindStatusCondition(cur.Status.Conditions, controller.ConditionProgressing); c == nil || c.Reason != "ChildForbidden" {
+	if c := meta.FindStatusCondition(cur.Status.Conditions, v1alpha1.ConditionProgressing); c == nil || c.Reason != "ChildForbidden" {
 		t.Errorf("Progressing %+v still says what it said before", c)
 	}
 	if msg := waitEvent(t, db, "ChildForbidden"); !strings.Contains(msg, "exceeded quota: no-claims") {
@@ -195,13 +194,13 @@ func TestPreflightOnMissingNodeIsReported(t *testing.T) {
 	if err := k8s.Status().Update(ctx, pod); err != nil {
 		t.Fatal(err)
 	}
-	cond := waitCondition(t, db, controller.ConditionDeviceReady, metav1.ConditionFalse, "PreflightUnschedulable")
+	cond := waitCondition(t, db, v1alpha1.ConditionDeviceReady, metav1.ConditionFalse, "PreflightUnschedulable")
 	for _, w := range []string{node, schedulerSays} {
 		if !strings.Contains(cond.Message, w) {
 			t.Errorf("condition %q should name %q", cond.Message, w)
 		}
 	}
-	waitCondition(t, db, controller.ConditionAvailable, metav1.ConditionFalse, "PreflightUnschedulable")
+	waitCondition(t, db, v1alpha1.ConditionAvailable, metav1.ConditionFalse, "PreflightUnschedulable")
 	if msg := waitEvent(t, db, "PreflightUnschedulable"); !strings.Contains(msg, node) || !strings.Contains(msg, schedulerSays) {
 		t.Errorf("event %q", msg)
 	}
@@ -219,7 +218,7 @@ func TestPreflightOnMissingNodeIsReported(t *testing.T) {
 	if err := k8s.Status().Update(ctx, job); err != nil {
 		t.Fatal(err)
 	}
-	cond = waitCondition(t, db, controller.ConditionDeviceReady, metav1.ConditionFalse, "PreflightFailed")
+	cond = waitCondition(t, db, v1alpha1.ConditionDeviceReady, metav1.ConditionFalse, "PreflightFailed")
 	if !strings.Contains(cond.Message, fmt.Sprintf("deadline of %d s", resources.PreflightDeadlineSeconds)) {
 		t.Errorf("message %q should say the deadline passed", cond.Message)
 	}
@@ -234,5 +233,5 @@ func TestPreflightOnMissingNodeIsReported(t *testing.T) {
 		}
 		return nil
 	})
-	waitCondition(t, db, controller.ConditionDeviceReady, metav1.ConditionUnknown, "Inspecting")
+	waitCondition(t, db, v1alpha1.ConditionDeviceReady, metav1.ConditionUnknown, "Inspecting")
 }

@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
-	"github.com/zns-mysql/zns-mysql/operator/internal/controller"
 )
 
 // TestHostile02SameDeviceTwice: a zonedDevice and a zonedClaim whose local Block volume is the same kernel
@@ -43,13 +42,13 @@ func TestHostile02SameDeviceTwice(t *testing.T) {
 		ns1, ns2 := newNamespace(t), newNamespace(t)
 		first := zonedDB(ns1, "by-device", node, "nullb5")
 		create(t, first)
-		waitCondition(t, first, controller.ConditionDeviceReady, metav1.ConditionUnknown, "Inspecting")
+		waitCondition(t, first, v1alpha1.ConditionDeviceReady, metav1.ConditionUnknown, "Inspecting")
 		pv := localBlockPV(ns2+"-nullb5", node, "/dev/nullb5")
 		create(t, pv)
 		create(t, blockClaim(ns2, "zoned", pv.Name))
 		second := claimDB(ns2, "by-claim", "zoned", "nullb5")
 		create(t, second)
-		cond := waitCondition(t, second, controller.ConditionDeviceReady, metav1.ConditionFalse, "DeviceConflict")
+		cond := waitCondition(t, second, v1alpha1.ConditionDeviceReady, metav1.ConditionFalse, "DeviceConflict")
 		if !strings.Contains(cond.Message, ns1+"/by-device") || !strings.Contains(cond.Message, "/dev/nullb5 on node "+node) {
 			t.Errorf("conflict message %q should name the holder and the device", cond.Message)
 		}
@@ -57,7 +56,7 @@ func TestHostile02SameDeviceTwice(t *testing.T) {
 			t.Errorf("event %q", msg)
 		}
 		createsNothing(t, second)
-		if c := meta.FindStatusCondition(get(t, first).Status.Conditions, controller.ConditionDeviceReady); c == nil || c.Reason == "DeviceConflict" {
+		if c := meta.FindStatusCondition(get(t, first).Status.Conditions, v1alpha1.ConditionDeviceReady); c == nil || c.Reason == "DeviceConflict" {
 			t.Errorf("the first claimant lost its device: %+v", c)
 		}
 	})
@@ -69,11 +68,11 @@ func TestHostile02SameDeviceTwice(t *testing.T) {
 		create(t, blockClaim(ns1, "zoned", pv.Name))
 		first := claimDB(ns1, "by-claim", "zoned", "nullb6")
 		create(t, first)
-		waitCondition(t, first, controller.ConditionDeviceReady, metav1.ConditionUnknown, "Inspecting")
+		waitCondition(t, first, v1alpha1.ConditionDeviceReady, metav1.ConditionUnknown, "Inspecting")
 		time.Sleep(1100 * time.Millisecond) // creation timestamps have second resolution
 		second := zonedDB(ns2, "by-device", node, "nullb6")
 		create(t, second)
-		cond := waitCondition(t, second, controller.ConditionDeviceReady, metav1.ConditionFalse, "DeviceConflict")
+		cond := waitCondition(t, second, v1alpha1.ConditionDeviceReady, metav1.ConditionFalse, "DeviceConflict")
 		if !strings.Contains(cond.Message, ns1+"/by-claim") {
 			t.Errorf("conflict message %q should name the holder", cond.Message)
 		}
@@ -84,14 +83,14 @@ func TestHostile02SameDeviceTwice(t *testing.T) {
 		ns1, ns2 := newNamespace(t), newNamespace(t)
 		holder := zonedDB(ns1, "holder", node, "nullb7")
 		create(t, holder)
-		waitCondition(t, holder, controller.ConditionDeviceReady, metav1.ConditionUnknown, "Inspecting")
+		waitCondition(t, holder, v1alpha1.ConditionDeviceReady, metav1.ConditionUnknown, "Inspecting")
 		// A WaitForFirstConsumer claim is bound when the preflight's pod uses it: until then, the device is unknown.
 		create(t, blockClaim(ns2, "late", ""))
 		late := claimDB(ns2, "late", "late", "nullb7")
 		create(t, late)
-		waitCondition(t, late, controller.ConditionDeviceReady, metav1.ConditionUnknown, "Inspecting")
+		waitCondition(t, late, v1alpha1.ConditionDeviceReady, metav1.ConditionUnknown, "Inspecting")
 		passPreflight(t, late, "nullb0")
-		cond := waitCondition(t, late, controller.ConditionDeviceReady, metav1.ConditionFalse, "ClaimUnbound")
+		cond := waitCondition(t, late, v1alpha1.ConditionDeviceReady, metav1.ConditionFalse, "ClaimUnbound")
 		if !strings.Contains(cond.Message, `"late" is not bound`) {
 			t.Errorf("message %q", cond.Message)
 		}
@@ -106,7 +105,7 @@ func TestHostile02SameDeviceTwice(t *testing.T) {
 		if err := k8s.Update(ctx, pvc); err != nil {
 			t.Fatal(err)
 		}
-		waitCondition(t, late, controller.ConditionDeviceReady, metav1.ConditionFalse, "DeviceConflict")
+		waitCondition(t, late, v1alpha1.ConditionDeviceReady, metav1.ConditionFalse, "DeviceConflict")
 		consistently(t, "no StatefulSet on a device another database has", time.Second, func() error {
 			return absent(client.ObjectKey{Namespace: ns2, Name: late.StatefulSetName()}, &appsv1.StatefulSet{})
 		})
@@ -119,7 +118,7 @@ func TestHostile02SameDeviceTwice(t *testing.T) {
 		create(t, blockClaim(ns, "zoned", pv.Name))
 		db := claimDB(ns, "misnamed", "zoned", "nullb9")
 		create(t, db)
-		cond := waitCondition(t, db, controller.ConditionDeviceReady, metav1.ConditionFalse, "InvalidClaim")
+		cond := waitCondition(t, db, v1alpha1.ConditionDeviceReady, metav1.ConditionFalse, "InvalidClaim")
 		if !strings.Contains(cond.Message, "/dev/nullb8") || !strings.Contains(cond.Message, `"nullb9"`) {
 			t.Errorf("message %q should name both the volume's device and the database's", cond.Message)
 		}

@@ -11,7 +11,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
-	"github.com/zns-mysql/zns-mysql/operator/internal/controller"
 )
 
 // TestHostile09ShortPassword: a root password too short to redact safely is refused with a condition and an
@@ -24,7 +23,7 @@ func TestHostile09ShortPassword(t *testing.T) {
 	db := volumeDB(ns, "shortpw", v1alpha1.EngineRocksDB, v1alpha1.FlavorPercona)
 	db.Spec.RootPasswordSecretName = "short-root"
 	create(t, db)
-	cond := waitCondition(t, db, controller.ConditionAvailable, metav1.ConditionFalse, "PasswordTooShort")
+	cond := waitCondition(t, db, v1alpha1.ConditionAvailable, metav1.ConditionFalse, "PasswordTooShort")
 	if !strings.Contains(cond.Message, "has 1 character(s), at least 8 are required") || !strings.Contains(cond.Message, "remove spec.rootPasswordSecretName") {
 		t.Errorf("message %q", cond.Message)
 	}

@@ -19,7 +19,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
-	"github.com/zns-mysql/zns-mysql/operator/internal/controller"
 )
 
 // refusedAt checks that the API server refuses obj as Invalid with a message containing every one of want.
@@ -65,7 +64,7 @@ func TestHostile03NamesThatMakeInvalidChildren(t *testing.T) {
 		create(t, vol)
 		waitObject(t, client.ObjectKey{Namespace: ns, Name: vol.StatefulSetName()}, &appsv1.StatefulSet{})
 		waitObject(t, client.ObjectKey{Namespace: ns, Name: vol.ServiceName()}, &corev1.Service{})
-		waitCondition(t, vol, controller.ConditionAvailable, metav1.ConditionTrue, "MySQLReady")
+		waitCondition(t, vol, v1alpha1.ConditionAvailable, metav1.ConditionTrue, "MySQLReady")
 		zoned := zonedDB(ns, nameOf("z", maxDB), "h03-"+ns, "nullb0")
 		create(t, zoned)
 		waitObject(t, client.ObjectKey{Namespace: ns, Name: zoned.PreflightJobName()}, &batchv1.Job{})
@@ -103,7 +102,7 @@ func TestHostile03NamesThatMakeInvalidChildren(t *testing.T) {
 			Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("8Gi")},
 		}
 		create(t, db)
-		cond := waitCondition(t, db, controller.ConditionAvailable, metav1.ConditionFalse, "ChildRejected")
+		cond := waitCondition(t, db, v1alpha1.ConditionAvailable, metav1.ConditionFalse, "ChildRejected")
 		if !strings.Contains(cond.Message, "StatefulSet") || !strings.Contains(cond.Message, "must be less than or equal to memory limit") {
 			t.Errorf("condition message %q should quote the API server", cond.Message)
 		}
@@ -178,7 +177,7 @@ func TestHostile05AbsurdSizes(t *testing.T) {
 		db := volumeDB(ns, "mem-"+strings.ToLower(mem), v1alpha1.EngineRocksDB, v1alpha1.FlavorPercona)
 		db.Spec.Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(mem)}
 		create(t, db)
-		cond := waitCondition(t, db, controller.ConditionConfigReady, metav1.ConditionFalse, "InvalidConfig")
+		cond := waitCondition(t, db, v1alpha1.ConditionConfigReady, metav1.ConditionFalse, "InvalidConfig")
 		if !strings.Contains(cond.Message, want) {
 			t.Errorf("%s: condition %q should say %q", mem, cond.Message, want)
 		}
@@ -193,7 +192,7 @@ func TestHostile05AbsurdSizes(t *testing.T) {
 	fine := volumeDB(ns, "mem-ok", v1alpha1.EngineRocksDB, v1alpha1.FlavorPercona)
 	fine.Spec.Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("16Ti")}
 	create(t, fine)
-	waitCondition(t, fine, controller.ConditionConfigReady, metav1.ConditionTrue, "Generated")
+	waitCondition(t, fine, v1alpha1.ConditionConfigReady, metav1.ConditionTrue, "Generated")
 }
 
 // TestHostile06ConfigOverrides: options that run SQL or name files are refused with the rule's reason, and a
@@ -214,7 +213,7 @@ func TestHostile06ConfigOverrides(t *testing.T) {
 		db.Spec.Config = tc.config
 		db.Spec.Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("4Gi")}
 		create(t, db)
-		cond := waitCondition(t, db, controller.ConditionConfigReady, metav1.ConditionFalse, "InvalidConfig")
+		cond := waitCondition(t, db, v1alpha1.ConditionConfigReady, metav1.ConditionFalse, "InvalidConfig")
 		if !strings.Contains(cond.Message, tc.want) {
 			t.Errorf("%s: message %q should say %q", name, cond.Message, tc.want)
 		}

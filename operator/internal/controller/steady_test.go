@@ -12,7 +12,6 @@ import (
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
-	"github.com/zns-mysql/zns-mysql/operator/internal/controller"
 	"github.com/zns-mysql/zns-mysql/operator/internal/scale"
 )
 
@@ -36,7 +35,7 @@ func TestNoWritesWhenNothingChanges(t *testing.T) {
 	eventually(t, "converged", func() error {
 		for _, name := range []string{"a", "b"} {
 			db := get(t, &v1alpha1.ZNSDatabase{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})
-			if !meta.IsStatusConditionTrue(db.Status.Conditions, controller.ConditionAvailable) || db.Status.ObservedGeneration != db.Generation {
+			if !meta.IsStatusConditionTrue(db.Status.Conditions, v1alpha1.ConditionAvailable) || db.Status.ObservedGeneration != db.Generation {
 				return fmt.Errorf("%s not Available on generation %d", name, db.Generation)
 			}
 		}
@@ -49,7 +48,7 @@ func TestNoWritesWhenNothingChanges(t *testing.T) {
 			return fmt.Errorf("busy in phase %s", p)
 		}
 		g := getBench(t, ghost)
-		if c := meta.FindStatusCondition(g.Status.Conditions, controller.ConditionTargetsReady); c == nil || c.Reason != controller.ReasonTargetsMissing {
+		if c := meta.FindStatusCondition(g.Status.Conditions, v1alpha1.ConditionTargetsReady); c == nil || c.Reason != v1alpha1.ReasonTargetsMissing {
 			return fmt.Errorf("ghost: %+v", g.Status.Conditions)
 		}
 		return nil

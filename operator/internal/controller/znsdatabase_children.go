@@ -38,14 +38,14 @@ func (r *ZNSDatabaseReconciler) reconcileSecret(ctx context.Context, st *state) 
 		password, ok := secret.Data[v1alpha1.RootPasswordKey]
 		if !ok {
 			msg := fmt.Sprintf("Secret %q has no key %q; add the root password under that key", secret.Name, v1alpha1.RootPasswordKey)
-			return r.blockOnSecret(db, "SecretMissing", event.SecretMissing, msg), nil
+			return r.blockOnSecret(db, v1alpha1.ReasonSecretMissing, event.SecretMissing, msg), nil
 		}
 		// The benchmark runner replaces the password wherever it would print it; a short one would blank out
 		// ordinary words in every error ("x" in "exit"), so it is refused before anything uses it.
 		if n := utf8.RuneCount(password); n < v1alpha1.MinPasswordLength {
 			msg := fmt.Sprintf("the password in Secret %q (key %q) has %d character(s), at least %d are required so that it can be redacted from benchmark output without hiding other text; set a longer one%s",
 				secret.Name, v1alpha1.RootPasswordKey, n, v1alpha1.MinPasswordLength, orOther)
-			return r.blockOnSecret(db, "PasswordTooShort", event.PasswordTooShort, msg), nil
+			return r.blockOnSecret(db, v1alpha1.ReasonPasswordTooShort, event.PasswordTooShort, msg), nil
 		}
 		db.Status.RootPasswordSecretName = db.RootSecretName()
 		return nil, nil
@@ -56,7 +56,7 @@ func (r *ZNSDatabaseReconciler) reconcileSecret(ctx context.Context, st *state) 
 		// password would not be mysqld's.
 		msg := fmt.Sprintf("Secret %q not found in namespace %q: create it with the root password under key %q%s",
 			db.RootSecretName(), db.Namespace, v1alpha1.RootPasswordKey, orOther)
-		return r.blockOnSecret(db, "SecretMissing", event.SecretMissing, msg), nil
+		return r.blockOnSecret(db, v1alpha1.ReasonSecretMissing, event.SecretMissing, msg), nil
 	}
 	password, err := randomPassword(32)
 	if err != nil {
@@ -82,7 +82,7 @@ func (r *ZNSDatabaseReconciler) blockOnSecret(db *v1alpha1.ZNSDatabase, reason s
 // does not repeat the Event.
 func isBlockedBy(db *v1alpha1.ZNSDatabase, reason string) bool {
 	for _, c := range db.Status.Conditions {
-		if c.Type == ConditionAvailable && c.Reason == reason && c.ObservedGeneration == db.Generation {
+		if c.Type == v1alpha1.ConditionAvailable && c.Reason == reason && c.ObservedGeneration == db.Generation {
 			return true
 		}
 	}
@@ -131,11 +131,11 @@ func (r *ZNSDatabaseReconciler) reconcileConfigMap(ctx context.Context, st *stat
 	cnf, err := mycnf.Generate(MyCnfInput(db))
 	if err != nil {
 		msg := fmt.Sprintf("cannot generate the mysqld configuration: %v", err)
-		if !isBlockedBy(db, "InvalidConfig") {
+		if !isBlockedBy(db, v1alpha1.ReasonInvalidConfig) {
 			event.ConfigInvalid.Emit(db, r.Recorder, msg)
 		}
-		setCondition(db, ConditionConfigReady, metav1.ConditionFalse, "InvalidConfig", msg)
-		blocked(db, "InvalidConfig", msg)
+		setCondition(db, v1alpha1.ConditionConfigReady, metav1.ConditionFalse, v1alpha1.ReasonInvalidConfig, msg)
+		blocked(db, v1alpha1.ReasonInvalidConfig, msg)
 		return &ctrl.Result{}, nil
 	}
 	name := resources.ConfigMapName(db, cnf)
@@ -147,7 +147,7 @@ func (r *ZNSDatabaseReconciler) reconcileConfigMap(ctx context.Context, st *stat
 	}
 	st.configMapName = name
 	db.Status.ConfigMapName = name
-	setCondition(db, ConditionConfigReady, metav1.ConditionTrue, "Generated",
+	setCondition(db, v1alpha1.ConditionConfigReady, metav1.ConditionTrue, v1alpha1.ReasonGenerated,
 		fmt.Sprintf("%s profile for %s on %s in ConfigMap %s", db.Spec.Profile, db.Spec.Engine, db.Spec.Flavor, name))
 	return nil, nil
 }
@@ -162,7 +162,7 @@ func (r *ZNSDatabaseReconciler) reconcileStatefulSet(ctx context.Context, st *st
 	db := st.db
 	image, err := resources.Image(db, r.Images)
 	if err != nil {
-		blocked(db, "NoImage", err.Error())
+		blocked(db, v1alpha1.ReasonNoImage, err.Error())
 		return &ctrl.Result{}, nil
 	}
 	st.image = image
@@ -196,19 +196,19 @@ func (r *ZNSDatabaseReconciler) reconcileAvailability(ctx context.Context, st *s
 		if !isAvailable(db) {
 			event.Available.Emit(db, r.Recorder, db.Endpoint())
 		}
-		setCondition(db, ConditionAvailable, metav1.ConditionTrue, "MySQLReady", "mysqld accepts connections at "+db.Endpoint())
-		setCondition(db, ConditionProgressing, metav1.ConditionFalse, "Stable", "the pod runs the current configuration")
+		setCondition(db, v1alpha1.ConditionAvailable, metav1.ConditionTrue, v1alpha1.ReasonMySQLReady, "mysqld accepts connections at "+db.Endpoint())
+		setCondition(db, v1alpha1.ConditionProgressing, metav1.ConditionFalse, v1alpha1.ReasonStable, "the pod runs the current configuration")
 		return nil, nil
 	}
 	msg := fmt.Sprintf("waiting for pod %s to run the current configuration and become ready", db.PodName())
-	setCondition(db, ConditionAvailable, metav1.ConditionFalse, "Starting", msg)
-	setCondition(db, ConditionProgressing, metav1.ConditionTrue, "RollingOut", msg)
+	setCondition(db, v1alpha1.ConditionAvailable, metav1.ConditionFalse, v1alpha1.ReasonStarting, msg)
+	setCondition(db, v1alpha1.ConditionProgressing, metav1.ConditionTrue, v1alpha1.ReasonRollingOut, msg)
 	return nil, nil
 }
 
 func isAvailable(db *v1alpha1.ZNSDatabase) bool {
 	for _, c := range db.Status.Conditions {
-		if c.Type == ConditionAvailable {
+		if c.Type == v1alpha1.ConditionAvailable {
 			return c.Status == metav1.ConditionTrue
 		}
 	}

@@ -66,7 +66,7 @@ func olderThan(a, b *v1alpha1.ZNSDatabase) bool {
 // preflight (it may be in use: a zonedClaim's identity is known only once its claim is bound, which can be
 // after another database took the device), else the older.
 func precedes(a, b *v1alpha1.ZNSDatabase) bool {
-	if ar, br := conditionTrue(a, ConditionDeviceReady), conditionTrue(b, ConditionDeviceReady); ar != br {
+	if ar, br := conditionTrue(a, v1alpha1.ConditionDeviceReady), conditionTrue(b, v1alpha1.ConditionDeviceReady); ar != br {
 		return ar
 	}
 	return olderThan(a, b)
@@ -104,11 +104,11 @@ func (r *ZNSDatabaseReconciler) checkDevice(ctx context.Context, st *state, must
 			return nil, nil
 		}
 		msg := fmt.Sprintf("PersistentVolumeClaim %q is not bound to a PersistentVolume yet: until it is, the operator cannot tell which device it is and creates nothing that writes to it", db.DeviceClaimName())
-		if !isBlockedBy(db, "ClaimUnbound") {
+		if !isBlockedBy(db, v1alpha1.ReasonClaimUnbound) {
 			event.ClaimUnbound.Emit(db, r.Recorder, msg)
 		}
-		setCondition(db, ConditionDeviceReady, metav1.ConditionFalse, "ClaimUnbound", msg)
-		blocked(db, "ClaimUnbound", msg)
+		setCondition(db, v1alpha1.ConditionDeviceReady, metav1.ConditionFalse, v1alpha1.ReasonClaimUnbound, msg)
+		blocked(db, v1alpha1.ReasonClaimUnbound, msg)
 		return &ctrl.Result{RequeueAfter: r.BlockedRetry}, nil
 	}
 	all := &v1alpha1.ZNSDatabaseList{}
@@ -141,11 +141,11 @@ func (r *ZNSDatabaseReconciler) checkDevice(ctx context.Context, st *state, must
 	sort.Strings(holders)
 	msg := fmt.Sprintf("%s (%s) is already claimed by ZNSDatabase %s; a device serves one database: give this one another device",
 		describeDevice(db), id, strings.Join(holders, ", "))
-	if !isBlockedBy(db, "DeviceConflict") {
+	if !isBlockedBy(db, v1alpha1.ReasonDeviceConflict) {
 		event.DeviceConflict.Emit(db, r.Recorder, msg)
 	}
-	setCondition(db, ConditionDeviceReady, metav1.ConditionFalse, "DeviceConflict", msg)
-	blocked(db, "DeviceConflict", msg)
+	setCondition(db, v1alpha1.ConditionDeviceReady, metav1.ConditionFalse, v1alpha1.ReasonDeviceConflict, msg)
+	blocked(db, v1alpha1.ReasonDeviceConflict, msg)
 	return &ctrl.Result{RequeueAfter: r.BlockedRetry}, nil
 }
 
@@ -175,10 +175,10 @@ func (r *ZNSDatabaseReconciler) pvOwner(ctx context.Context, name string) (strin
 }
 
 func (r *ZNSDatabaseReconciler) invalidClaim(db *v1alpha1.ZNSDatabase, msg string) *ctrl.Result {
-	if !isBlockedBy(db, "InvalidClaim") {
+	if !isBlockedBy(db, v1alpha1.ReasonInvalidClaim) {
 		event.ClaimInvalid.Emit(db, r.Recorder, msg)
 	}
-	setCondition(db, ConditionDeviceReady, metav1.ConditionFalse, "InvalidClaim", msg)
-	blocked(db, "InvalidClaim", msg)
+	setCondition(db, v1alpha1.ConditionDeviceReady, metav1.ConditionFalse, v1alpha1.ReasonInvalidClaim, msg)
+	blocked(db, v1alpha1.ReasonInvalidClaim, msg)
 	return &ctrl.Result{RequeueAfter: r.BlockedRetry}
 }

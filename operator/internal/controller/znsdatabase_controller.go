@@ -35,16 +35,6 @@ const FieldManager = "zns-mysql-operator"
 // garbage-collected through an owner reference.
 const Finalizer = "zns-mysql.dev/finalizer"
 
-// Condition types of a ZNSDatabase.
-const (
-	ConditionAvailable   = "Available"
-	ConditionDeviceReady = "DeviceReady"
-	// ConditionDeviceWarning is True while an accepted device carries a risk (zbd.Advise).
-	ConditionDeviceWarning = "DeviceWarning"
-	ConditionConfigReady   = "ConfigReady"
-	ConditionProgressing   = "Progressing"
-)
-
 // ZNSDatabaseReconciler reconciles a ZNSDatabase into a Secret, a my.cnf ConfigMap, a Service, the device's
 // preflight Job, PersistentVolume and claim, and a StatefulSet of one mysqld.
 type ZNSDatabaseReconciler struct {
@@ -159,10 +149,10 @@ func (r *ZNSDatabaseReconciler) runSteps(ctx context.Context, st *state, steps .
 // reason; a change of the spec reconciles again.
 func (r *ZNSDatabaseReconciler) childRejected(db *v1alpha1.ZNSDatabase, err error) ctrl.Result {
 	msg := fmt.Sprintf("the API server refused an object the operator built from this spec: %v", err)
-	if !isBlockedBy(db, "ChildRejected") {
+	if !isBlockedBy(db, v1alpha1.ReasonChildRejected) {
 		event.ChildRejected.Emit(db, r.Recorder, msg)
 	}
-	blocked(db, "ChildRejected", msg)
+	blocked(db, v1alpha1.ReasonChildRejected, msg)
 	return ctrl.Result{}
 }
 
@@ -173,10 +163,10 @@ func (r *ZNSDatabaseReconciler) childRejected(db *v1alpha1.ZNSDatabase, err erro
 func (r *ZNSDatabaseReconciler) childForbidden(db *v1alpha1.ZNSDatabase, err error) ctrl.Result {
 	msg := fmt.Sprintf("the API server forbade an object the operator creates for this database (a ResourceQuota, LimitRange or policy of the namespace, or the operator's RBAC): %v; the operator tries again every %s",
 		err, r.BlockedRetry)
-	if c := meta.FindStatusCondition(db.Status.Conditions, ConditionAvailable); c == nil || c.Reason != "ChildForbidden" || c.Message != msg {
+	if c := meta.FindStatusCondition(db.Status.Conditions, v1alpha1.ConditionAvailable); c == nil || c.Reason != v1alpha1.ReasonChildForbidden || c.Message != msg {
 		event.ChildForbidden.Emit(db, r.Recorder, msg)
 	}
-	blocked(db, "ChildForbidden", msg)
+	blocked(db, v1alpha1.ReasonChildForbidden, msg)
 	return ctrl.Result{RequeueAfter: r.BlockedRetry}
 }
 
@@ -207,8 +197,8 @@ func setCondition(db *v1alpha1.ZNSDatabase, typ string, status metav1.ConditionS
 
 // blocked marks the database unavailable for a reason the user can act on.
 func blocked(db *v1alpha1.ZNSDatabase, reason, message string) {
-	setCondition(db, ConditionAvailable, metav1.ConditionFalse, reason, message)
-	setCondition(db, ConditionProgressing, metav1.ConditionFalse, reason, message)
+	setCondition(db, v1alpha1.ConditionAvailable, metav1.ConditionFalse, reason, message)
+	setCondition(db, v1alpha1.ConditionProgressing, metav1.ConditionFalse, reason, message)
 }
 
 func (r *ZNSDatabaseReconciler) apply(ctx context.Context, obj interface {

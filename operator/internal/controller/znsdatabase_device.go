@@ -54,12 +54,12 @@ func (r *ZNSDatabaseReconciler) reconcileDeviceClaim(ctx context.Context, st *st
 // Once the device passed, the Job is not run again: the storage of a database cannot change.
 func (r *ZNSDatabaseReconciler) reconcilePreflight(ctx context.Context, st *state) (*ctrl.Result, error) {
 	db := st.db
-	if !db.HasBlockDevice() || conditionTrue(db, ConditionDeviceReady) {
+	if !db.HasBlockDevice() || conditionTrue(db, v1alpha1.ConditionDeviceReady) {
 		return nil, nil
 	}
 	image, err := resources.Image(db, r.Images)
 	if err != nil {
-		blocked(db, "NoImage", err.Error())
+		blocked(db, v1alpha1.ReasonNoImage, err.Error())
 		return &ctrl.Result{}, nil
 	}
 	job, res, err := r.ensureJob(ctx, db, db.PreflightJobName(), resources.PreflightJob(db, image))
@@ -91,16 +91,16 @@ func (r *ZNSDatabaseReconciler) reconcilePreflight(ctx context.Context, st *stat
 		}
 		msg := acceptedDevice(db, report.Device)
 		r.verdict(db, opmetrics.StepPreflight, event.DeviceAccepted, msg)
-		setCondition(db, ConditionDeviceReady, metav1.ConditionTrue, "PreflightPassed", msg)
+		setCondition(db, v1alpha1.ConditionDeviceReady, metav1.ConditionTrue, v1alpha1.ReasonPreflightPassed, msg)
 		r.setDeviceWarnings(db, report)
 		return nil, nil
 	case report != nil && len(report.Problems) > 0:
 		msg := fmt.Sprintf("%s cannot hold %s: %s", describeDevice(db), wantedFilesystem(db), joinProblems(report))
-		if !isBlockedBy(db, "DeviceRefused") {
+		if !isBlockedBy(db, v1alpha1.ReasonDeviceRefused) {
 			r.verdict(db, opmetrics.StepPreflight, event.DeviceRefused, msg)
 		}
-		setCondition(db, ConditionDeviceReady, metav1.ConditionFalse, "DeviceRefused", msg)
-		blocked(db, "DeviceRefused", msg)
+		setCondition(db, v1alpha1.ConditionDeviceReady, metav1.ConditionFalse, v1alpha1.ReasonDeviceRefused, msg)
+		blocked(db, v1alpha1.ReasonDeviceRefused, msg)
 	default:
 		detail := raw
 		if report != nil && report.Error != "" {
@@ -113,11 +113,11 @@ func (r *ZNSDatabaseReconciler) reconcilePreflight(ctx context.Context, st *stat
 			detail = "its pod left no report (was it deleted or evicted?)"
 		}
 		msg := fmt.Sprintf("the preflight of %s failed: %s", describeDevice(db), detail)
-		if !isBlockedBy(db, "PreflightFailed") {
+		if !isBlockedBy(db, v1alpha1.ReasonPreflightFailed) {
 			r.verdict(db, opmetrics.StepPreflight, event.PreflightFailed, msg)
 		}
-		setCondition(db, ConditionDeviceReady, metav1.ConditionFalse, "PreflightFailed", msg)
-		blocked(db, "PreflightFailed", msg)
+		setCondition(db, v1alpha1.ConditionDeviceReady, metav1.ConditionFalse, v1alpha1.ReasonPreflightFailed, msg)
+		blocked(db, v1alpha1.ReasonPreflightFailed, msg)
 	}
 	// Look again later: the user may fix the device (scheduler, zones) without touching the resource.
 	return r.retryJob(ctx, job, at)
@@ -154,9 +154,9 @@ func (r *ZNSDatabaseReconciler) retryJob(ctx context.Context, job *batchv1.Job, 
 
 func (r *ZNSDatabaseReconciler) inspecting(db *v1alpha1.ZNSDatabase) *ctrl.Result {
 	msg := fmt.Sprintf("a read-only preflight Job %s is inspecting %s", db.PreflightJobName(), describeDevice(db))
-	setCondition(db, ConditionDeviceReady, metav1.ConditionUnknown, "Inspecting", msg)
-	setCondition(db, ConditionAvailable, metav1.ConditionFalse, "Inspecting", msg)
-	setCondition(db, ConditionProgressing, metav1.ConditionTrue, "Inspecting", msg)
+	setCondition(db, v1alpha1.ConditionDeviceReady, metav1.ConditionUnknown, v1alpha1.ReasonInspecting, msg)
+	setCondition(db, v1alpha1.ConditionAvailable, metav1.ConditionFalse, v1alpha1.ReasonInspecting, msg)
+	setCondition(db, v1alpha1.ConditionProgressing, metav1.ConditionTrue, v1alpha1.ReasonInspecting, msg)
 	return &ctrl.Result{}
 }
 
@@ -280,7 +280,7 @@ func deviceStatus(db *v1alpha1.ZNSDatabase, report *dbinit.Report) *v1alpha1.Dev
 // the DeviceWarning condition and, when they are new, a Warning Event. The device is not refused for them.
 func (r *ZNSDatabaseReconciler) setDeviceWarnings(db *v1alpha1.ZNSDatabase, report *dbinit.Report) {
 	if len(report.Warnings) == 0 {
-		meta.RemoveStatusCondition(&db.Status.Conditions, ConditionDeviceWarning)
+		meta.RemoveStatusCondition(&db.Status.Conditions, v1alpha1.ConditionDeviceWarning)
 		return
 	}
 	msgs := make([]string, 0, len(report.Warnings))
@@ -288,10 +288,10 @@ func (r *ZNSDatabaseReconciler) setDeviceWarnings(db *v1alpha1.ZNSDatabase, repo
 		msgs = append(msgs, w.Message)
 	}
 	msg := fmt.Sprintf("%s is accepted, with a risk: %s", describeDevice(db), strings.Join(msgs, "; "))
-	if c := meta.FindStatusCondition(db.Status.Conditions, ConditionDeviceWarning); c == nil || c.Message != msg {
+	if c := meta.FindStatusCondition(db.Status.Conditions, v1alpha1.ConditionDeviceWarning); c == nil || c.Message != msg {
 		event.DeviceWarning.Emit(db, r.Recorder, msg)
 	}
-	setCondition(db, ConditionDeviceWarning, metav1.ConditionTrue, conditionReason(report.Warnings[0].Code, "DeviceWarning"), msg)
+	setCondition(db, v1alpha1.ConditionDeviceWarning, metav1.ConditionTrue, conditionReason(report.Warnings[0].Code, v1alpha1.ReasonDeviceWarning), msg)
 }
 
 // reconcileDeviceVolume creates the local Block PersistentVolume and its pre-bound claim for a device named by
@@ -308,8 +308,8 @@ func (r *ZNSDatabaseReconciler) reconcileDeviceVolume(ctx context.Context, st *s
 	if capacity <= 0 {
 		// The preflight passed without a size: never guess one for a PersistentVolume.
 		msg := "the preflight report has no device capacity; delete Job " + db.PreflightJobName() + " to inspect the device again"
-		setCondition(db, ConditionDeviceReady, metav1.ConditionFalse, "PreflightFailed", msg)
-		blocked(db, "PreflightFailed", msg)
+		setCondition(db, v1alpha1.ConditionDeviceReady, metav1.ConditionFalse, v1alpha1.ReasonPreflightFailed, msg)
+		blocked(db, v1alpha1.ReasonPreflightFailed, msg)
 		return &ctrl.Result{}, nil
 	}
 	if err := r.apply(ctx, resources.DevicePV(db, capacity)); err != nil {

@@ -17,7 +17,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
-	"github.com/zns-mysql/zns-mysql/operator/internal/controller"
 	"github.com/zns-mysql/zns-mysql/operator/internal/dbinit"
 	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zbd"
@@ -115,7 +114,7 @@ func TestDeviceDatabaseLifecycle(t *testing.T) {
 		t.Fatalf("a fit device refused: %s", report)
 	}
 	finishPreflight(t, db, report, true)
-	cond := waitCondition(t, db, controller.ConditionDeviceReady, metav1.ConditionTrue, "PreflightPassed")
+	cond := waitCondition(t, db, v1alpha1.ConditionDeviceReady, metav1.ConditionTrue, "PreflightPassed")
 	if !strings.Contains(cond.Message, "conventional device of 4Gi") {
 		t.Errorf("DeviceReady says %q", cond.Message)
 	}
@@ -150,7 +149,7 @@ func TestDeviceDatabaseLifecycle(t *testing.T) {
 	if !claimsDevice(job.Spec.Template.Spec.Volumes, db.DeviceClaimName()) || len(c.VolumeDevices) != 1 || c.VolumeDevices[0].DevicePath != "/dev/vdb" {
 		t.Errorf("format Job volumes %+v devices %+v", job.Spec.Template.Spec.Volumes, c.VolumeDevices)
 	}
-	cond = waitCondition(t, db, controller.ConditionAvailable, metav1.ConditionFalse, "Formatting")
+	cond = waitCondition(t, db, v1alpha1.ConditionAvailable, metav1.ConditionFalse, "Formatting")
 	if !strings.Contains(cond.Message, "preconditioning") {
 		t.Errorf("Formatting says %q; want it to say the device may be preconditioned first", cond.Message)
 	}
@@ -211,7 +210,7 @@ func TestDeviceDatabaseLifecycle(t *testing.T) {
 		}
 	}
 	markReady(t, db)
-	waitCondition(t, db, controller.ConditionAvailable, metav1.ConditionTrue, "MySQLReady")
+	waitCondition(t, db, v1alpha1.ConditionAvailable, metav1.ConditionTrue, "MySQLReady")
 
 	if err := k8s.Delete(ctx, db); err != nil {
 		t.Fatal(err)
@@ -238,7 +237,7 @@ func TestDeviceFormatRefused(t *testing.T) {
 	finishJob(t, db, db.FormatJobName(), "format", conventionalFormatReport(t, zonedfs.DecisionInput{
 		Want: zonedfs.Ext4, Policy: dbinit.PolicyIfNeeded, Found: zonedfs.Probe{Type: "ext4", Label: "home"}, Precondition: true,
 	}, nil), false)
-	cond := waitCondition(t, db, controller.ConditionAvailable, metav1.ConditionFalse, "FormatRefused")
+	cond := waitCondition(t, db, v1alpha1.ConditionAvailable, metav1.ConditionFalse, "FormatRefused")
 	for _, s := range []string{"/dev/vdb", `ext4 (label "home") not made by zns-mysql`, "reformatToken"} {
 		if !strings.Contains(cond.Message, s) {
 			t.Errorf("the refusal %q does not say %q", cond.Message, s)
@@ -331,7 +330,7 @@ func TestDeviceRefusedByPreflightAsZonedOrSmall(t *testing.T) {
 			t.Fatalf("%s: judged fit", c.name)
 		}
 		finishPreflight(t, db, report, false)
-		cond := waitCondition(t, db, controller.ConditionDeviceReady, metav1.ConditionFalse, "DeviceRefused")
+		cond := waitCondition(t, db, v1alpha1.ConditionDeviceReady, metav1.ConditionFalse, "DeviceRefused")
 		if !strings.Contains(strings.ToLower(cond.Message), strings.ToLower(c.says)) {
 			t.Errorf("%s: DeviceReady says %q; want %q", c.name, cond.Message, c.says)
 		}
@@ -350,11 +349,11 @@ func TestDeviceConflictWithZonedDatabase(t *testing.T) {
 	zoned := zonedDB(ns1, "zoned-owner", "shared-node", "nullb0")
 	create(t, zoned)
 	passPreflight(t, zoned, "nullb0")
-	waitCondition(t, zoned, controller.ConditionDeviceReady, metav1.ConditionTrue, "PreflightPassed")
+	waitCondition(t, zoned, v1alpha1.ConditionDeviceReady, metav1.ConditionTrue, "PreflightPassed")
 	for _, other := range []*v1alpha1.ZNSDatabase{deviceDB(ns2, "dev-intruder", "shared-node", "nullb0"),
 		deviceDB(ns3, "dev-intruder2", "shared-node", "nullb0")} {
 		create(t, other)
-		cond := waitCondition(t, other, controller.ConditionDeviceReady, metav1.ConditionFalse, "DeviceConflict")
+		cond := waitCondition(t, other, v1alpha1.ConditionDeviceReady, metav1.ConditionFalse, "DeviceConflict")
 		if !strings.Contains(cond.Message, ns1+"/zoned-owner") {
 			t.Errorf("%s: conflict message %q does not name the holder", other.Name, cond.Message)
 		}
@@ -365,7 +364,7 @@ func TestDeviceConflictWithZonedDatabase(t *testing.T) {
 				absent(client.ObjectKey{Namespace: other.Namespace, Name: other.FormatJobName()}, &batchv1.Job{}))
 		})
 	}
-	if c := waitCondition(t, zoned, controller.ConditionDeviceReady, metav1.ConditionTrue, "PreflightPassed"); c.Reason != "PreflightPassed" {
+	if c := waitCondition(t, zoned, v1alpha1.ConditionDeviceReady, metav1.ConditionTrue, "PreflightPassed"); c.Reason != "PreflightPassed" {
 		t.Errorf("the holder lost its device: %+v", c)
 	}
 }

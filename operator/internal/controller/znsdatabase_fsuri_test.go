@@ -10,7 +10,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
-	"github.com/zns-mysql/zns-mysql/operator/internal/controller"
 	"github.com/zns-mysql/zns-mysql/operator/internal/dbinit"
 )
 
@@ -44,11 +43,11 @@ func TestNotOnZenFSIsNotAvailable(t *testing.T) {
 	db, sts := zonedUpToPod(t, "fsuri")
 	mysqlPod(t, db, sts, 0, formatReport(t, dbinit.ActionFormat, "capture/nullb0/09-df-empty.stdout"))
 	markReady(t, db)
-	waitCondition(t, db, controller.ConditionAvailable, metav1.ConditionTrue, "MySQLReady")
+	waitCondition(t, db, v1alpha1.ConditionAvailable, metav1.ConditionTrue, "MySQLReady")
 
 	want := dbinit.ZenFSURI("nullb0")
 	publishFSURI(t, db, want, nil) // no rocksdb_fs_uri at all, as MariaDB's MyRocks answers
-	c := waitCondition(t, db, controller.ConditionAvailable, metav1.ConditionFalse, controller.ReasonNotOnZenFS)
+	c := waitCondition(t, db, v1alpha1.ConditionAvailable, metav1.ConditionFalse, v1alpha1.ReasonNotOnZenFS)
 	for _, m := range []string{db.PodName(), "no rocksdb_fs_uri", "datadir volume"} {
 		if !strings.Contains(c.Message, m) {
 			t.Errorf("condition message lacks %q: %s", m, c.Message)
@@ -61,9 +60,9 @@ func TestNotOnZenFSIsNotAvailable(t *testing.T) {
 	// A verdict about another URI (not this configuration's) changes nothing; the server on the device's URI does.
 	other := "zenfs://dev:nullb1"
 	publishFSURI(t, db, other, nil)
-	waitCondition(t, db, controller.ConditionAvailable, metav1.ConditionTrue, "MySQLReady")
+	waitCondition(t, db, v1alpha1.ConditionAvailable, metav1.ConditionTrue, "MySQLReady")
 	publishFSURI(t, db, want, &other)
-	waitCondition(t, db, controller.ConditionAvailable, metav1.ConditionFalse, controller.ReasonNotOnZenFS)
+	waitCondition(t, db, v1alpha1.ConditionAvailable, metav1.ConditionFalse, v1alpha1.ReasonNotOnZenFS)
 	publishFSURI(t, db, want, &want)
-	waitCondition(t, db, controller.ConditionAvailable, metav1.ConditionTrue, "MySQLReady")
+	waitCondition(t, db, v1alpha1.ConditionAvailable, metav1.ConditionTrue, "MySQLReady")
 }

@@ -21,7 +21,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
-	"github.com/zns-mysql/zns-mysql/operator/internal/controller"
 	"github.com/zns-mysql/zns-mysql/operator/internal/dbinit"
 	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zbd"
@@ -280,7 +279,7 @@ func TestConventionalDatabases(t *testing.T) {
 			ns := newNamespace(t)
 			db := volumeDB(ns, "conv", tc.engine, tc.flavor)
 			create(t, db)
-			cond := waitCondition(t, db, controller.ConditionAvailable, metav1.ConditionFalse, "Starting")
+			cond := waitCondition(t, db, v1alpha1.ConditionAvailable, metav1.ConditionFalse, "Starting")
 			if !strings.Contains(cond.Message, db.PodName()) {
 				t.Errorf("Starting message %q does not name the pod", cond.Message)
 			}
@@ -365,10 +364,10 @@ func TestConventionalDatabases(t *testing.T) {
 			}
 
 			markReady(t, db)
-			waitCondition(t, db, controller.ConditionAvailable, metav1.ConditionTrue, "MySQLReady")
-			waitCondition(t, db, controller.ConditionConfigReady, metav1.ConditionTrue, "Generated")
+			waitCondition(t, db, v1alpha1.ConditionAvailable, metav1.ConditionTrue, "MySQLReady")
+			waitCondition(t, db, v1alpha1.ConditionConfigReady, metav1.ConditionTrue, "Generated")
 			waitEvent(t, db, "Available")
-			if meta.FindStatusCondition(get(t, db).Status.Conditions, controller.ConditionDeviceReady) != nil {
+			if meta.FindStatusCondition(get(t, db).Status.Conditions, v1alpha1.ConditionDeviceReady) != nil {
 				t.Error("a conventional database has no DeviceReady condition")
 			}
 		})
@@ -391,7 +390,7 @@ func TestConfigChangeRollsThePod(t *testing.T) {
 	ns := newNamespace(t)
 	db := volumeDB(ns, "roll", v1alpha1.EngineRocksDB, v1alpha1.FlavorPercona)
 	create(t, db)
-	waitCondition(t, db, controller.ConditionAvailable, metav1.ConditionFalse, "Starting")
+	waitCondition(t, db, v1alpha1.ConditionAvailable, metav1.ConditionFalse, "Starting")
 	first := get(t, db).Status.ConfigMapName
 
 	eventually(t, "switch to the bulkload profile", func() error {
@@ -433,7 +432,7 @@ func TestZonedDatabaseLifecycle(t *testing.T) {
 
 	// Before the preflight passes, only the Job exists, and it has no access to the device: no PV, no claim,
 	// no StatefulSet.
-	waitCondition(t, db, controller.ConditionDeviceReady, metav1.ConditionUnknown, "Inspecting")
+	waitCondition(t, db, v1alpha1.ConditionDeviceReady, metav1.ConditionUnknown, "Inspecting")
 	db = get(t, db)
 	pvName := v1alpha1.DevicePVName("kind-worker", "nullb0")
 	job := &batchv1.Job{}
@@ -461,7 +460,7 @@ func TestZonedDatabaseLifecycle(t *testing.T) {
 		t.Fatalf("recorded nullb0 must pass the preflight: %s", report)
 	}
 	finishPreflight(t, db, report, true)
-	waitCondition(t, db, controller.ConditionDeviceReady, metav1.ConditionTrue, "PreflightPassed")
+	waitCondition(t, db, v1alpha1.ConditionDeviceReady, metav1.ConditionTrue, "PreflightPassed")
 	waitEvent(t, db, "DeviceAccepted")
 	db = get(t, db)
 	dev := db.Status.Device
@@ -556,7 +555,7 @@ func TestZonedDatabaseLifecycle(t *testing.T) {
 	})
 	waitEvent(t, db, "Formatted")
 	markReady(t, db)
-	waitCondition(t, db, controller.ConditionAvailable, metav1.ConditionTrue, "MySQLReady")
+	waitCondition(t, db, v1alpha1.ConditionAvailable, metav1.ConditionTrue, "MySQLReady")
 
 	// Deleting the database releases the device without touching it: the StatefulSet, Job, claim and PV go,
 	// no new pod or Job appears, and the datadir claim and Secret stay.
@@ -651,11 +650,11 @@ func TestDeviceRefusedByPreflight(t *testing.T) {
 			firstJob := &batchv1.Job{}
 			waitObject(t, client.ObjectKey{Namespace: ns, Name: db.PreflightJobName()}, firstJob)
 			finishPreflight(t, db, report, false)
-			cond := waitCondition(t, db, controller.ConditionDeviceReady, metav1.ConditionFalse, "DeviceRefused")
+			cond := waitCondition(t, db, v1alpha1.ConditionDeviceReady, metav1.ConditionFalse, "DeviceRefused")
 			if !strings.Contains(cond.Message, tc.want) {
 				t.Errorf("DeviceReady message %q does not mention %q", cond.Message, tc.want)
 			}
-			waitCondition(t, db, controller.ConditionAvailable, metav1.ConditionFalse, "DeviceRefused")
+			waitCondition(t, db, v1alpha1.ConditionAvailable, metav1.ConditionFalse, "DeviceRefused")
 			if msg := waitEvent(t, db, "DeviceRefused"); !strings.Contains(msg, tc.want) {
 				t.Errorf("event %q does not mention %q", msg, tc.want)
 			}
@@ -700,7 +699,7 @@ func TestPreflightPodLost(t *testing.T) {
 	if err := k8s.Status().Update(ctx, job); err != nil {
 		t.Fatal(err)
 	}
-	cond := waitCondition(t, db, controller.ConditionDeviceReady, metav1.ConditionFalse, "PreflightFailed")
+	cond := waitCondition(t, db, v1alpha1.ConditionDeviceReady, metav1.ConditionFalse, "PreflightFailed")
 	if !strings.Contains(cond.Message, "no report") {
 		t.Errorf("message %q should say the pod left no report", cond.Message)
 	}
@@ -721,7 +720,7 @@ func TestFormatRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	mysqlPod(t, get(t, db), sts, 1, string(refused))
-	cond := waitCondition(t, db, controller.ConditionAvailable, metav1.ConditionFalse, "FormatRefused")
+	cond := waitCondition(t, db, v1alpha1.ConditionAvailable, metav1.ConditionFalse, "FormatRefused")
 	if !strings.Contains(cond.Message, "not ZenFS") || !strings.Contains(cond.Message, "reformatToken") {
 		t.Errorf("message %q should say the device holds foreign data and how to confirm a format", cond.Message)
 	}
@@ -733,11 +732,11 @@ func TestDeviceConflict(t *testing.T) {
 	ns1, ns2 := newNamespace(t), newNamespace(t)
 	first := zonedDB(ns1, "owner", "node-c", "nvme0n1")
 	create(t, first)
-	waitCondition(t, first, controller.ConditionDeviceReady, metav1.ConditionUnknown, "Inspecting")
+	waitCondition(t, first, v1alpha1.ConditionDeviceReady, metav1.ConditionUnknown, "Inspecting")
 	time.Sleep(1100 * time.Millisecond) // creation timestamps have second resolution
 	second := zonedDB(ns2, "intruder", "node-c", "nvme0n1")
 	create(t, second)
-	cond := waitCondition(t, second, controller.ConditionDeviceReady, metav1.ConditionFalse, "DeviceConflict")
+	cond := waitCondition(t, second, v1alpha1.ConditionDeviceReady, metav1.ConditionFalse, "DeviceConflict")
 	if !strings.Contains(cond.Message, ns1+"/owner") {
 		t.Errorf("conflict message %q does not name the holder", cond.Message)
 	}
@@ -748,7 +747,7 @@ func TestDeviceConflict(t *testing.T) {
 			absent(client.ObjectKey{Namespace: ns2, Name: second.StatefulSetName()}, &appsv1.StatefulSet{}))
 	})
 	// The first keeps its claim.
-	if c := meta.FindStatusCondition(get(t, first).Status.Conditions, controller.ConditionDeviceReady); c == nil || c.Reason == "DeviceConflict" {
+	if c := meta.FindStatusCondition(get(t, first).Status.Conditions, v1alpha1.ConditionDeviceReady); c == nil || c.Reason == "DeviceConflict" {
 		t.Errorf("first claimant condition %+v", c)
 	}
 }
@@ -759,7 +758,7 @@ func TestMissingSecret(t *testing.T) {
 	db := volumeDB(ns, "nosecret", v1alpha1.EngineInnoDB, v1alpha1.FlavorPercona)
 	db.Spec.RootPasswordSecretName = "my-root"
 	create(t, db)
-	cond := waitCondition(t, db, controller.ConditionAvailable, metav1.ConditionFalse, "SecretMissing")
+	cond := waitCondition(t, db, v1alpha1.ConditionAvailable, metav1.ConditionFalse, "SecretMissing")
 	if !strings.Contains(cond.Message, `"my-root"`) || !strings.Contains(cond.Message, `"password"`) {
 		t.Errorf("message %q should name the Secret and its key", cond.Message)
 	}
@@ -770,7 +769,7 @@ func TestMissingSecret(t *testing.T) {
 	// Creating the Secret unblocks the database without touching it.
 	create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "my-root"},
 		StringData: map[string]string{"password": "s3cret-from-user"}})
-	waitCondition(t, db, controller.ConditionAvailable, metav1.ConditionFalse, "Starting")
+	waitCondition(t, db, v1alpha1.ConditionAvailable, metav1.ConditionFalse, "Starting")
 	waitObject(t, client.ObjectKey{Namespace: ns, Name: db.StatefulSetName()}, &appsv1.StatefulSet{})
 	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "nosecret-root"}, &corev1.Secret{}); !apierrors.IsNotFound(err) {
 		t.Errorf("no Secret may be generated when the user names one: %v", err)
@@ -783,7 +782,7 @@ func TestInvalidConfigOverride(t *testing.T) {
 	db := volumeDB(ns, "badcnf", v1alpha1.EngineRocksDB, v1alpha1.FlavorPercona)
 	db.Spec.Config = map[string]string{"rocksdb-bulk-load": "1"}
 	create(t, db)
-	cond := waitCondition(t, db, controller.ConditionConfigReady, metav1.ConditionFalse, "InvalidConfig")
+	cond := waitCondition(t, db, v1alpha1.ConditionConfigReady, metav1.ConditionFalse, "InvalidConfig")
 	if !strings.Contains(cond.Message, "bulk") {
 		t.Errorf("message %q should name the forbidden key", cond.Message)
 	}
@@ -802,7 +801,7 @@ func TestZonedClaim(t *testing.T) {
 			ZonedClaim: &v1alpha1.ZonedClaimSource{ClaimName: "zns-claim", DeviceName: "nvme1n2"}}},
 	}
 	create(t, db)
-	waitCondition(t, db, controller.ConditionDeviceReady, metav1.ConditionFalse, "InvalidClaim")
+	waitCondition(t, db, v1alpha1.ConditionDeviceReady, metav1.ConditionFalse, "InvalidClaim")
 	waitEvent(t, db, "InvalidClaim")
 
 	// The claim is bound to a local Block volume at the device's kernel name on one node: that is how the
@@ -810,7 +809,7 @@ func TestZonedClaim(t *testing.T) {
 	pv := localBlockPV(ns+"-nvme1n2", "claim-node", "/dev/nvme1n2")
 	create(t, pv)
 	create(t, blockClaim(ns, "zns-claim", pv.Name))
-	waitCondition(t, db, controller.ConditionDeviceReady, metav1.ConditionUnknown, "Inspecting")
+	waitCondition(t, db, v1alpha1.ConditionDeviceReady, metav1.ConditionUnknown, "Inspecting")
 	job := &batchv1.Job{}
 	waitObject(t, client.ObjectKey{Namespace: ns, Name: db.PreflightJobName()}, job)
 	v := job.Spec.Template.Spec.Volumes[0]
@@ -822,7 +821,7 @@ func TestZonedClaim(t *testing.T) {
 	}
 	report, _ := preflightReport(t, "nullb0") // any fit device: the claim's device is inspected by the same code
 	finishPreflight(t, db, report, true)
-	waitCondition(t, db, controller.ConditionDeviceReady, metav1.ConditionTrue, "PreflightPassed")
+	waitCondition(t, db, v1alpha1.ConditionDeviceReady, metav1.ConditionTrue, "PreflightPassed")
 	sts := &appsv1.StatefulSet{}
 	waitObject(t, client.ObjectKey{Namespace: ns, Name: db.StatefulSetName()}, sts)
 	if !claimsDevice(sts.Spec.Template.Spec.Volumes, "zns-claim") {

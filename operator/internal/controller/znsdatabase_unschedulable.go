@@ -48,11 +48,11 @@ func (r *ZNSDatabaseReconciler) preflightUnschedulable(ctx context.Context, db *
 		}
 		msg := fmt.Sprintf("the preflight pod %s for %s cannot be scheduled: %s; %s. The Job gives up after %d s and runs again %s later",
 			pod.Name, describeDevice(db), scheduled.Message, hint, resources.PreflightDeadlineSeconds, r.PreflightRetry)
-		if !isBlockedBy(db, "PreflightUnschedulable") {
+		if !isBlockedBy(db, v1alpha1.ReasonPreflightUnschedulable) {
 			event.PreflightUnschedulable.Emit(db, r.Recorder, msg)
 		}
-		setCondition(db, ConditionDeviceReady, metav1.ConditionFalse, "PreflightUnschedulable", msg)
-		blocked(db, "PreflightUnschedulable", msg)
+		setCondition(db, v1alpha1.ConditionDeviceReady, metav1.ConditionFalse, v1alpha1.ReasonPreflightUnschedulable, msg)
+		blocked(db, v1alpha1.ReasonPreflightUnschedulable, msg)
 		// The pod's and the Job's changes wake the database; nothing to poll.
 		return &ctrl.Result{}, nil
 	}

@@ -98,15 +98,12 @@ func (r *ZNSDatabaseReconciler) notOnZenFS(ctx context.Context, db *v1alpha1.ZNS
 		return "", nil
 	}
 	msg = fmt.Sprintf("pod %s: %s", pod.Name, shorten(check.Message, 1024))
-	if c := meta.FindStatusCondition(db.Status.Conditions, ConditionAvailable); c == nil || c.Reason != ReasonNotOnZenFS {
+	if c := meta.FindStatusCondition(db.Status.Conditions, v1alpha1.ConditionAvailable); c == nil || c.Reason != v1alpha1.ReasonNotOnZenFS {
 		event.NotOnZenFS.Emit(db, r.Recorder, msg)
 	}
-	setCondition(db, ConditionAvailable, metav1.ConditionFalse, ReasonNotOnZenFS, msg)
+	setCondition(db, v1alpha1.ConditionAvailable, metav1.ConditionFalse, v1alpha1.ReasonNotOnZenFS, msg)
 	return msg, nil
 }
-
-// ReasonNotOnZenFS is the Available condition's reason when mysqld runs MyRocks off the device.
-const ReasonNotOnZenFS = "NotOnZenFS"
 
 func formatTermination(pod *corev1.Pod) *corev1.ContainerStateTerminated {
 	for _, cs := range pod.Status.InitContainerStatuses {
@@ -126,22 +123,22 @@ func formatTermination(pod *corev1.Pod) *corev1.ContainerStateTerminated {
 func formatFailure(report *dbinit.Report, raw string) (reason string, ev event.Event, detail string) {
 	switch {
 	case report == nil:
-		return "FormatFailed", event.FormatFailed, raw
+		return v1alpha1.ReasonFormatFailed, event.FormatFailed, raw
 	case report.ZenFS != nil && report.ZenFS.Action == dbinit.ActionRefuse:
-		return "FormatRefused", event.FormatRefused, report.ZenFS.Reason
+		return v1alpha1.ReasonFormatRefused, event.FormatRefused, report.ZenFS.Reason
 	case report.Filesystem != nil && report.Filesystem.Action == dbinit.ActionRefuse:
-		return "FormatRefused", event.FormatRefused, report.Filesystem.Reason
+		return v1alpha1.ReasonFormatRefused, event.FormatRefused, report.Filesystem.Reason
 	case len(report.Problems) > 0:
 		for _, p := range report.Problems {
 			if p.Code == zbd.CodeDeviceBusy {
-				return "DeviceBusy", event.DeviceBusy, p.Message
+				return v1alpha1.ReasonDeviceBusy, event.DeviceBusy, p.Message
 			}
 		}
-		return "DeviceRefused", event.DeviceRefused, joinProblems(report)
+		return v1alpha1.ReasonDeviceRefused, event.DeviceRefused, joinProblems(report)
 	case report.Error != "":
-		return conditionReason(report.ErrorReason, "FormatFailed"), event.FormatFailed, report.Error
+		return conditionReason(report.ErrorReason, v1alpha1.ReasonFormatFailed), event.FormatFailed, report.Error
 	}
-	return "FormatFailed", event.FormatFailed, raw
+	return v1alpha1.ReasonFormatFailed, event.FormatFailed, raw
 }
 
 // reasonPattern is what the API server accepts as a condition reason.

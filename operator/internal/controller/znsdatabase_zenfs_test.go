@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
-	"github.com/zns-mysql/zns-mysql/operator/internal/controller"
 	"github.com/zns-mysql/zns-mysql/operator/internal/dbinit"
 	"github.com/zns-mysql/zns-mysql/operator/internal/podannotate"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zbd"
@@ -154,7 +153,7 @@ func TestZenFSSpaceRefreshedWhileRunning(t *testing.T) {
 		return nil
 	})
 	markReady(t, db)
-	waitCondition(t, db, controller.ConditionAvailable, metav1.ConditionTrue, "MySQLReady")
+	waitCondition(t, db, v1alpha1.ConditionAvailable, metav1.ConditionTrue, "MySQLReady")
 
 	// A minute later the probe measured again (the figures of the captured df after a RocksDB session).
 	later := formatAt.Add(time.Minute).UTC().Truncate(time.Second)
@@ -202,7 +201,7 @@ func TestZenFSSpaceRefreshedWhileRunning(t *testing.T) {
 			return nil
 		})
 	}
-	if c := meta.FindStatusCondition(get(t, db).Status.Conditions, controller.ConditionAvailable); c == nil || c.Status != metav1.ConditionTrue {
+	if c := meta.FindStatusCondition(get(t, db).Status.Conditions, v1alpha1.ConditionAvailable); c == nil || c.Status != metav1.ConditionTrue {
 		t.Errorf("a space annotation changed availability: %+v", c)
 	}
 }
@@ -243,7 +242,7 @@ func TestFormatFailureReasons(t *testing.T) {
 				t.Fatal(err)
 			}
 			mysqlPod(t, db, sts, 1, string(b))
-			cond := waitCondition(t, db, controller.ConditionAvailable, metav1.ConditionFalse, tc.reason)
+			cond := waitCondition(t, db, v1alpha1.ConditionAvailable, metav1.ConditionFalse, tc.reason)
 			if !strings.Contains(cond.Message, tc.mention) {
 				t.Errorf("condition message %q lacks %q", cond.Message, tc.mention)
 			}
@@ -274,8 +273,8 @@ func TestDeviceWarningForFewOpenZones(t *testing.T) {
 		t.Fatal(err)
 	}
 	finishPreflight(t, db, string(b), true)
-	waitCondition(t, db, controller.ConditionDeviceReady, metav1.ConditionTrue, "PreflightPassed")
-	cond := waitCondition(t, db, controller.ConditionDeviceWarning, metav1.ConditionTrue, zbd.CodeFewOpenZones)
+	waitCondition(t, db, v1alpha1.ConditionDeviceReady, metav1.ConditionTrue, "PreflightPassed")
+	cond := waitCondition(t, db, v1alpha1.ConditionDeviceWarning, metav1.ConditionTrue, zbd.CodeFewOpenZones)
 	if !strings.Contains(cond.Message, "8 open zones") || !strings.Contains(cond.Message, "8 active zones") {
 		t.Errorf("warning %q", cond.Message)
 	}

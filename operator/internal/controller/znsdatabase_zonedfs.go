@@ -47,10 +47,10 @@ func (r *ZNSDatabaseReconciler) reconcileZonedFilesystem(ctx context.Context, st
 	}
 	if capacity <= 0 {
 		msg := "the preflight report has no device capacity; delete Job " + db.PreflightJobName() + " to inspect the device again"
-		if !isBlockedBy(db, "PreflightFailed") {
+		if !isBlockedBy(db, v1alpha1.ReasonPreflightFailed) {
 			r.verdict(db, opmetrics.StepPreflight, event.PreflightFailed, msg)
 		}
-		blocked(db, "PreflightFailed", msg)
+		blocked(db, v1alpha1.ReasonPreflightFailed, msg)
 		return &ctrl.Result{}, nil
 	}
 	if err := r.apply(ctx, resources.FilesystemPV(db, id.Node, capacity)); err != nil {
@@ -72,7 +72,7 @@ func filesystemReady(db *v1alpha1.ZNSDatabase) bool {
 func (r *ZNSDatabaseReconciler) runFormatJob(ctx context.Context, db *v1alpha1.ZNSDatabase) (*ctrl.Result, error) {
 	image, err := resources.Image(db, r.Images)
 	if err != nil {
-		blocked(db, "NoImage", err.Error())
+		blocked(db, v1alpha1.ReasonNoImage, err.Error())
 		return &ctrl.Result{}, nil
 	}
 	job, res, err := r.ensureJob(ctx, db, db.FormatJobName(), resources.FormatJob(db, image, r.BenchImage))
@@ -138,11 +138,11 @@ func reportedFilesystem(report *dbinit.Report) *v1alpha1.FilesystemStatus {
 
 func describeFailure(reason string) string {
 	switch reason {
-	case "FormatRefused":
+	case v1alpha1.ReasonFormatRefused:
 		return "refused to format"
-	case "DeviceBusy":
+	case v1alpha1.ReasonDeviceBusy:
 		return "found the device in use"
-	case "DeviceRefused":
+	case v1alpha1.ReasonDeviceRefused:
 		return "found the device unfit"
 	}
 	return "failed"
@@ -153,8 +153,8 @@ func formatting(db *v1alpha1.ZNSDatabase) *ctrl.Result {
 	if db.DevicePrecondition() != nil && db.Spec.ZenFS.ReformatToken != "" {
 		msg += ", preconditioning the whole device first if reformatToken is new to it (its log shows each pass and round)"
 	}
-	setCondition(db, ConditionAvailable, metav1.ConditionFalse, "Formatting", msg)
-	setCondition(db, ConditionProgressing, metav1.ConditionTrue, "Formatting", msg)
+	setCondition(db, v1alpha1.ConditionAvailable, metav1.ConditionFalse, v1alpha1.ReasonFormatting, msg)
+	setCondition(db, v1alpha1.ConditionProgressing, metav1.ConditionTrue, v1alpha1.ReasonFormatting, msg)
 	// The Job and its pod are watched; this only bounds a missed event.
 	return &ctrl.Result{RequeueAfter: 30 * time.Second}
 }

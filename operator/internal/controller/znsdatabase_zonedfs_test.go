@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
-	"github.com/zns-mysql/zns-mysql/operator/internal/controller"
 	"github.com/zns-mysql/zns-mysql/operator/internal/dbinit"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zbd"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zonedfs"
@@ -57,7 +56,7 @@ func TestZonedBtrfsLifecycle(t *testing.T) {
 	db := btrfsDB(ns, "inno-btrfs", "btrfs-node", "nullb0")
 	create(t, db)
 	passPreflight(t, db, "nullb0")
-	waitCondition(t, db, controller.ConditionDeviceReady, metav1.ConditionTrue, "PreflightPassed")
+	waitCondition(t, db, v1alpha1.ConditionDeviceReady, metav1.ConditionTrue, "PreflightPassed")
 	db = get(t, db)
 
 	// The preflight judged the device for btrfs; then the format Job gets the Block claim, and nothing mounts
@@ -67,7 +66,7 @@ func TestZonedBtrfsLifecycle(t *testing.T) {
 	if got := strings.Join(pj.Spec.Template.Spec.Containers[0].Command, " "); !strings.HasSuffix(got, "--sysfs-only --filesystem btrfs") {
 		t.Errorf("preflight command %q does not judge for btrfs", got)
 	}
-	waitCondition(t, db, controller.ConditionAvailable, metav1.ConditionFalse, "Formatting")
+	waitCondition(t, db, v1alpha1.ConditionAvailable, metav1.ConditionFalse, "Formatting")
 	job := &batchv1.Job{}
 	waitObject(t, client.ObjectKey{Namespace: ns, Name: db.FormatJobName()}, job)
 	ownedBy(t, job, db)
@@ -143,7 +142,7 @@ func TestZonedBtrfsLifecycle(t *testing.T) {
 		return nil
 	})
 	markReady(t, db)
-	waitCondition(t, db, controller.ConditionAvailable, metav1.ConditionTrue, "MySQLReady")
+	waitCondition(t, db, v1alpha1.ConditionAvailable, metav1.ConditionTrue, "MySQLReady")
 
 	// Deleting releases the volumes and stops nothing on the device's data: both PVs go (they are the
 	// operator's), the device is not touched.
@@ -165,7 +164,7 @@ func TestZonedBtrfsFormatRefused(t *testing.T) {
 	passPreflight(t, db, "nullb0")
 	refused := zonedFSReport(t, zonedfs.DecisionInput{Want: zonedfs.Btrfs, Policy: dbinit.PolicyIfNeeded, HasZenFS: true}, "")
 	finishJob(t, db, db.FormatJobName(), "format", refused, false)
-	cond := waitCondition(t, db, controller.ConditionAvailable, metav1.ConditionFalse, "FormatRefused")
+	cond := waitCondition(t, db, v1alpha1.ConditionAvailable, metav1.ConditionFalse, "FormatRefused")
 	if !strings.Contains(cond.Message, "ZenFS") || !strings.Contains(cond.Message, "reformatToken") {
 		t.Errorf("the refusal %q does not say what the device holds and how to go on", cond.Message)
 	}

@@ -264,7 +264,7 @@ func collectDrive(ch chan<- prometheus.Metric, d *v1alpha1.DriveFigures, tl []st
 func collectDatabase(ch chan<- prometheus.Metric, db *v1alpha1.ZNSDatabase) {
 	labels := []string{db.Namespace, db.Name, string(db.Spec.Engine), db.Status.Storage}
 	available := 0.0
-	if meta.IsStatusConditionTrue(db.Status.Conditions, "Available") {
+	if meta.IsStatusConditionTrue(db.Status.Conditions, v1alpha1.ConditionAvailable) {
 		available = 1
 	}
 	ch <- gauge(descDBAvailable, available, labels...)

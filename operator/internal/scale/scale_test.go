@@ -348,7 +348,7 @@ func notConverged(ctx context.Context, k8s client.Client, ready map[string]bool)
 		return err.Error()
 	}
 	for _, db := range dbs.Items {
-		c := meta.FindStatusCondition(db.Status.Conditions, controller.ConditionAvailable)
+		c := meta.FindStatusCondition(db.Status.Conditions, v1alpha1.ConditionAvailable)
 		if db.Status.ObservedGeneration != db.Generation || c == nil {
 			return fmt.Sprintf("ZNSDatabase %s/%s not observed yet", db.Namespace, db.Name)
 		}
