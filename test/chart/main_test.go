@@ -30,7 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/zns-mysql/zns-mysql/test/envtestreap"
+	"github.com/zns-mysql/zns-mysql/test/kubetest"
 )
 
 var (
@@ -68,21 +68,14 @@ func run(m *testing.M) int {
 		_ = os.Setenv(kv[0], filepath.Join(scratch, kv[1]))
 	}
 
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		envReason = "needs KUBEBUILDER_ASSETS (kube-apiserver and etcd; `make test` builds them with hack/envtest-assets.sh)"
+	if envReason = kubetest.SkipReason(); envReason != "" {
 		return m.Run()
 	}
-	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join(repoRoot, "config", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
-	}
-	cfg, err := env.Start()
+	env, cfg, err := kubetest.Start()
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "envtest failed to start: %v\n", err)
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	// A panic or a -timeout ends the binary without running the deferred Stop below.
-	envtestreap.Guard()
 	defer func() { _ = env.Stop() }()
 	restCfg = cfg
 	k8s, err = client.New(cfg, client.Options{Scheme: clientgoscheme.Scheme})

@@ -16,7 +16,7 @@ import (
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
 	"github.com/zns-mysql/zns-mysql/operator/internal/report"
-	"github.com/zns-mysql/zns-mysql/test/envtestreap"
+	"github.com/zns-mysql/zns-mysql/test/kubetest"
 )
 
 // TestPluginAgainstAPIServer runs the plugin as a user runs it, with a kubeconfig file and kubectl's flags,
@@ -99,15 +99,13 @@ func TestPluginAgainstAPIServer(t *testing.T) {
 // skips t when their binaries are not there.
 func startAPIServer(t *testing.T) (*envtest.Environment, *rest.Config) {
 	t.Helper()
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		t.Skip("needs KUBEBUILDER_ASSETS (kube-apiserver and etcd; hack/envtest-assets.sh builds them)")
+	if reason := kubetest.SkipReason(); reason != "" {
+		t.Skip(reason)
 	}
-	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join("..", "..", "..", "config", "crd", "bases")}, ErrorIfCRDPathMissing: true}
-	cfg, err := env.Start()
+	env, cfg, err := kubetest.Start()
 	if err != nil {
 		t.Fatal(err)
 	}
-	envtestreap.Guard()
 	t.Cleanup(func() { _ = env.Stop() })
 	return env, cfg
 }

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,6 +16,7 @@ import (
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
 	"github.com/zns-mysql/zns-mysql/operator/internal/benchresult"
 	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
+	"github.com/zns-mysql/zns-mysql/test/kubetest"
 )
 
 // autoReady plays the StatefulSet controller and kubelet for a namespace: every StatefulSet becomes ready on
@@ -27,22 +27,7 @@ func autoReady(t *testing.T, ns string) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		for c.Err() == nil {
-			list := &appsv1.StatefulSetList{}
-			if err := k8s.List(c, list, client.InNamespace(ns)); err == nil {
-				for i := range list.Items {
-					sts := &list.Items[i]
-					if sts.Status.ObservedGeneration == sts.Generation && sts.Status.ReadyReplicas == 1 {
-						continue
-					}
-					rev := fmt.Sprintf("r%d", sts.Generation)
-					sts.Status = appsv1.StatefulSetStatus{ObservedGeneration: sts.Generation, Replicas: 1, ReadyReplicas: 1,
-						CurrentReplicas: 1, UpdatedReplicas: 1, AvailableReplicas: 1, CurrentRevision: rev, UpdateRevision: rev}
-					_ = k8s.Status().Update(c, sts)
-				}
-			}
-			time.Sleep(150 * time.Millisecond)
-		}
+		kubetest.ReadyStatefulSets(c, k8s, 150*time.Millisecond, nil, client.InNamespace(ns))
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 }

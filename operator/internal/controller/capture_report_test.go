@@ -213,7 +213,7 @@ func (r *BenchmarkReconciler) completed(b *v1alpha1.Benchmark) {
 		}
 	}
 	r.setPhase(b, v1alpha1.BenchmarkCompleted, fmt.Sprintf("%d/%d targets", done, len(b.Status.Targets)))
-	b.Status.Conditions = []metav1.Condition{{Type: ConditionCompleted, Status: metav1.ConditionTrue, Reason: reason,
+	b.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionCompleted, Status: metav1.ConditionTrue, Reason: reason,
 		Message: "captured", LastTransitionTime: t, ObservedGeneration: b.Generation}}
 }
 

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -20,7 +18,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -31,7 +28,7 @@ import (
 	"github.com/zns-mysql/zns-mysql/operator/internal/controller"
 	"github.com/zns-mysql/zns-mysql/operator/internal/opmetrics"
 	"github.com/zns-mysql/zns-mysql/operator/internal/scale"
-	"github.com/zns-mysql/zns-mysql/test/envtestreap"
+	"github.com/zns-mysql/zns-mysql/test/kubetest"
 )
 
 // The suite runs one real kube-apiserver and etcd (envtest) and one manager with the operator's reconcilers.
@@ -57,8 +54,7 @@ func TestMain(m *testing.M) {
 }
 
 func runSuite(m *testing.M) int {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		envReason = "needs KUBEBUILDER_ASSETS (kube-apiserver and etcd; `make test` builds them with hack/envtest-assets.sh)"
+	if envReason = kubetest.SkipReason(); envReason != "" {
 		return m.Run()
 	}
 	// Reconcile errors are expected in the failure-path tests; show the operator's log only when asked.
@@ -67,19 +63,11 @@ func runSuite(m *testing.M) int {
 		logOut = os.Stderr
 	}
 	logf.SetLogger(zap.New(zap.WriteTo(logOut), zap.UseDevMode(true)))
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..", "..")
-	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
-	}
-	cfg, err := env.Start()
+	env, cfg, err := kubetest.Start()
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "envtest failed to start: %v\n", err)
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	// A panic or a -timeout ends the binary without running the deferred Stop below.
-	envtestreap.Guard()
 	defer func() { _ = env.Stop() }()
 	restCfg = cfg
 

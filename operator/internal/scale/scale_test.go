@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	goruntime "runtime"
 	"strconv"
 	"sync"
@@ -36,7 +35,7 @@ import (
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
 	"github.com/zns-mysql/zns-mysql/operator/internal/controller"
-	"github.com/zns-mysql/zns-mysql/test/envtestreap"
+	"github.com/zns-mysql/zns-mysql/test/kubetest"
 )
 
 // TestScale runs the operator's manager, wired as cmd/manager wires it, against a real kube-apiserver and etcd
@@ -67,18 +66,13 @@ func TestScale(t *testing.T) {
 		logOut = os.Stderr
 	}
 	logf.SetLogger(zap.New(zap.WriteTo(logOut)))
-	_, file, _, _ := goruntime.Caller(0)
-	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join(filepath.Dir(file), "..", "..", "..", "config", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
-	}
-	// envtest's default service range, 10.0.0.0/24, holds 254 ClusterIPs: fewer than one Service per database.
-	env.ControlPlane.GetAPIServer().Configure().Set("service-cluster-ip-range", "10.96.0.0/16")
-	cfg, err := env.Start()
+	env, cfg, err := kubetest.Start(func(env *envtest.Environment) {
+		// envtest's default service range, 10.0.0.0/24, holds 254 ClusterIPs: fewer than one Service per database.
+		env.ControlPlane.GetAPIServer().Configure().Set("service-cluster-ip-range", "10.96.0.0/16")
+	})
 	if err != nil {
-		t.Fatalf("envtest: %v", err)
+		t.Fatal(err)
 	}
-	envtestreap.Guard()
 	t.Cleanup(func() { _ = env.Stop() })
 
 	scheme := runtime.NewScheme()
@@ -320,25 +314,7 @@ func benchmark(ns, name string, targets ...string) *v1alpha1.Benchmark {
 // playStatefulSets plays the StatefulSet controller and kubelet in the ready namespaces: a StatefulSet becomes
 // ready on its current generation, as a rolled pod does. It writes only what changed.
 func playStatefulSets(ctx context.Context, k8s client.Client, ready map[string]bool) {
-	for ctx.Err() == nil {
-		list := &appsv1.StatefulSetList{}
-		if err := k8s.List(ctx, list); err == nil {
-			for i := range list.Items {
-				sts := &list.Items[i]
-				if !ready[sts.Namespace] || (sts.Status.ObservedGeneration == sts.Generation && sts.Status.ReadyReplicas == 1) {
-					continue
-				}
-				rev := fmt.Sprintf("r%d", sts.Generation)
-				sts.Status = appsv1.StatefulSetStatus{ObservedGeneration: sts.Generation, Replicas: 1, ReadyReplicas: 1,
-					CurrentReplicas: 1, UpdatedReplicas: 1, AvailableReplicas: 1, CurrentRevision: rev, UpdateRevision: rev}
-				_ = k8s.Status().Update(ctx, sts)
-			}
-		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(500 * time.Millisecond):
-		}
-	}
+	kubetest.ReadyStatefulSets(ctx, k8s, 500*time.Millisecond, func(sts *appsv1.StatefulSet) bool { return ready[sts.Namespace] })
 }
 
 // notConverged says what is not yet where it stays, "" when everything is.
