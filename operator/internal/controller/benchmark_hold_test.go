@@ -67,10 +67,14 @@ func TestBenchmarkProfileChangedDuringRunIsNotIgnored(t *testing.T) {
 	eventually(t, "the switched target's run Job is stopped", func() error {
 		return absent(client.ObjectKey{Namespace: ns, Name: "held-run1-flipped"}, &batchv1.Job{})
 	})
-	if ts := targetStatus(getBench(t, b), "flipped"); ts.State != v1alpha1.TargetFailed || ts.Reason != "ProfileChanged" ||
-		!strings.Contains(ts.Message, "bulkload") {
-		t.Errorf("flipped %+v", ts)
-	}
+	// The Event and the Job's deletion come before the status write that records the failure.
+	eventually(t, "flipped failed with ProfileChanged", func() error {
+		if ts := targetStatus(getBench(t, b), "flipped"); ts.State != v1alpha1.TargetFailed || ts.Reason != "ProfileChanged" ||
+			!strings.Contains(ts.Message, "bulkload") {
+			return fmt.Errorf("flipped %+v", ts)
+		}
+		return nil
+	})
 	// Held until the Benchmark ends: the profile is restored then, not behind the running Benchmark's back.
 	if p := profileOf(t, ns, "flipped"); p != v1alpha1.ProfileBulkLoad {
 		t.Errorf("profile %s while the Benchmark still runs", p)

@@ -194,9 +194,12 @@ func TestHostile07TargetDeletedMidRun(t *testing.T) {
 	if msg := waitBenchEvent(t, b, "JobsStopped"); !strings.Contains(msg, "midrun-run1-gone") || !strings.Contains(msg, "target gone failed") {
 		t.Errorf("JobsStopped event %q", msg)
 	}
-	if ts := targetStatus(getBench(t, b), "gone"); ts.State != v1alpha1.TargetFailed || ts.Reason != "TargetDeleted" {
-		t.Errorf("gone %+v", ts)
-	}
+	eventually(t, "gone failed with TargetDeleted", func() error { // the status write follows the Event
+		if ts := targetStatus(getBench(t, b), "gone"); ts.State != v1alpha1.TargetFailed || ts.Reason != "TargetDeleted" {
+			return fmt.Errorf("gone %+v", ts)
+		}
+		return nil
+	})
 	finishBenchJob(t, ns, "midrun-run1-keep", runSummary("keep", 1, 100, 10, false), seriesLog(t, "keep", 1, 100), false)
 	done := waitBenchPhase(t, b, v1alpha1.BenchmarkCompleted)
 	if c := meta.FindStatusCondition(done.Status.Conditions, v1alpha1.ConditionCompleted); c == nil || c.Reason != "SomeTargetsFailed" ||
