@@ -60,6 +60,13 @@ check-generate: generate ## Fail when generated files differ from what is commit
 fmt-check: ## Fail on files gofmt would change.
 	@out=$$(gofmt -l operator test hack); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
+.PHONY: lint
+lint: ## staticcheck (STATICCHECK_VERSION in versions.mk) on every package and on the tagged builds; clean, with each exception a //lint:ignore that says why.
+	go run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) $(GO_PACKAGES)
+	go run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) -tags zns_guest,zns_userland ./operator/internal/qemuguest/
+	go run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) -tags scale ./operator/internal/scale/
+	go run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) -tags capture ./operator/internal/controller/ ./operator/internal/steadystate/ ./operator/internal/sysbench/
+
 .PHONY: vet
 vet: ## go vet every package (the in-guest QEMU tests carry a build tag).
 	go vet $(GO_PACKAGES)

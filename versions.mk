@@ -25,6 +25,10 @@ ETCD_VERSION := 3.6.8
 # Go 1.26 and generates for the k8s.io v0.36 API machinery.
 CONTROLLER_TOOLS_VERSION := v0.23.0
 
+# staticcheck (honnef.co/go/tools/cmd/staticcheck), `make lint`: the linter beyond go vet, run with `go run` from
+# the module proxy (nothing to install). v0.8.2 (staticcheck 2026.2.2) is the newest served that builds with Go 1.26.
+STATICCHECK_VERSION := v0.8.2
+
 # kustomize (sigs.k8s.io/kustomize/kustomize/v5). v5.8.3 needs go >= 1.27;
 # v5.8.2 (go 1.26.0 in its go.mod) is the newest that `go install`s with Go 1.26.
 KUSTOMIZE_VERSION := v5.8.2

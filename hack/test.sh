@@ -74,9 +74,9 @@ hack/install-deps.sh || fail 1 "the packages above are needed by the test tiers:
 stage 2 "Go modules (go mod download)"
 heartbeat "go mod download" "" go mod download || fail 2 "go could not download the modules: check that the Go module proxy is reachable (go env GOPROXY)"
 
-stage 3 "generated files, gofmt, go vet"
-heartbeat "drift, gofmt, go vet" "go vet compiles the whole project the first time" make -s --no-print-directory check-generate fmt-check vet ||
-  fail 3 "fix what is shown above: 'make generate' rewrites the generated files, 'gofmt -w operator test hack' formats"
+stage 3 "generated files, gofmt, go vet, staticcheck"
+heartbeat "drift, gofmt, go vet, staticcheck" "go vet compiles the whole project the first time" make -s --no-print-directory check-generate fmt-check vet lint ||
+  fail 3 "fix what is shown above: 'make generate' rewrites the generated files, 'gofmt -w operator test hack' formats, 'make lint' reruns staticcheck"
 
 # --- 4-5 ---------------------------------------------------------------------------------------------------
 # The builds run side by side, each into its own log: the Go builds (Kubernetes, the node's parts, helm) use

@@ -96,14 +96,14 @@ func Compute(in Input) (Report, error) {
 		r.Applied = b.CreationTimestamp.Time
 	}
 	if b.Status.StartedAt == nil {
-		return r, fmt.Errorf("Benchmark %s/%s has not started", b.Namespace, b.Name)
+		return r, fmt.Errorf("benchmark %s/%s has not started", b.Namespace, b.Name)
 	}
 	runs, err := runTimes(b)
 	if err != nil {
 		return r, err
 	}
 	if len(runs) == 0 {
-		return r, fmt.Errorf("Benchmark %s/%s has no finished run with startTime, endTime and durationSec", b.Namespace, b.Name)
+		return r, fmt.Errorf("benchmark %s/%s has no finished run with startTime, endTime and durationSec", b.Namespace, b.Name)
 	}
 	first, last := runs[0], runs[len(runs)-1]
 	r.FirstSecond, r.LastSecond = first.clockStart, last.end
@@ -113,7 +113,7 @@ func Compute(in Input) (Report, error) {
 		}
 	}
 	if r.Completed.IsZero() {
-		return r, fmt.Errorf("Benchmark %s/%s is not Completed (phase %q)", b.Namespace, b.Name, b.Status.Phase)
+		return r, fmt.Errorf("benchmark %s/%s is not Completed (phase %q)", b.Namespace, b.Name, b.Status.Phase)
 	}
 
 	// Cut points before the first second: the first reconcile, every phase change, the first runner's start.

@@ -15,6 +15,7 @@ var (
 	GroupVersion = schema.GroupVersion{Group: "zns-mysql.dev", Version: "v1alpha1"}
 
 	// SchemeBuilder registers the types of this package with a runtime.Scheme.
+	//lint:ignore SA1019 kubebuilder's layout: the API package's one import beyond apimachinery
 	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
 
 	// AddToScheme adds the types of this package to a runtime.Scheme.

@@ -71,7 +71,7 @@ func (r *BenchmarkReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	if !equalStatus(before, &b.Status) {
 		if uerr := r.Status().Update(ctx, b); uerr != nil {
 			if apierrors.IsConflict(uerr) {
-				return ctrl.Result{Requeue: true}, nil
+				return requeue, nil
 			}
 			return ctrl.Result{}, uerr
 		}
@@ -90,7 +90,7 @@ func (r *BenchmarkReconciler) step(ctx context.Context, b *v1alpha1.Benchmark) (
 	switch b.Status.Phase {
 	case "", v1alpha1.BenchmarkPending:
 		r.start(b)
-		return ctrl.Result{Requeue: true}, nil
+		return requeue, nil
 	case v1alpha1.BenchmarkWaitingForTargets:
 		return r.waitForTargets(ctx, b)
 	case v1alpha1.BenchmarkPreconditioning:
@@ -314,7 +314,8 @@ func SetupBenchmark(mgr ctrl.Manager, image string, logs PodLogs) error {
 	}
 	r := &BenchmarkReconciler{
 		Client:    mgr.GetClient(),
-		Recorder:  mgr.GetEventRecorderFor("zns-mysql-operator"), //nolint:staticcheck // core/v1 Events are what kubectl describe shows
+		//lint:ignore SA1019 core/v1 Events are what kubectl describe shows; the events.k8s.io recorder's are not
+		Recorder:  mgr.GetEventRecorderFor("zns-mysql-operator"),
 		APIReader: mgr.GetAPIReader(),
 		Logs:      logs,
 		Image:     image,

@@ -62,7 +62,7 @@ func (r *BenchmarkReconciler) precondition(ctx context.Context, b *v1alpha1.Benc
 		return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
 	}
 	r.setPhase(b, v1alpha1.BenchmarkPreparing, "prepare")
-	return ctrl.Result{Requeue: true}, nil
+	return requeue, nil
 }
 
 // setProfile switches a target database's profile (the ZNSDatabase reconciler then rolls its pod).
@@ -113,7 +113,7 @@ func (r *BenchmarkReconciler) prepare(ctx context.Context, b *v1alpha1.Benchmark
 	if remaining == 0 {
 		if b.Spec.SteadyState != nil {
 			r.setPhase(b, v1alpha1.BenchmarkSteadyState, "steady state")
-			return ctrl.Result{Requeue: true}, nil
+			return requeue, nil
 		}
 		for _, ts := range active(b) {
 			db, err := r.targetDB(ctx, b, ts)
@@ -126,7 +126,7 @@ func (r *BenchmarkReconciler) prepare(ctx context.Context, b *v1alpha1.Benchmark
 		}
 		b.Status.Iteration = 1
 		r.setPhase(b, v1alpha1.BenchmarkRunning, runLabel(b, 1))
-		return ctrl.Result{Requeue: true}, nil
+		return requeue, nil
 	}
 	if verifying {
 		r.setPhase(b, v1alpha1.BenchmarkVerifying, fmt.Sprintf("verify: %d target(s) left", remaining))

@@ -25,7 +25,7 @@ func (r *BenchmarkReconciler) run(ctx context.Context, b *v1alpha1.Benchmark) (c
 		t := metav1.NewTime(r.now().Add(time.Duration(b.Spec.StartDelaySeconds) * time.Second).Truncate(time.Second))
 		b.Status.StartAt = &t
 		b.Status.Progress = fmt.Sprintf("%s starts at %s", runLabel(b, it), t.UTC().Format(time.RFC3339))
-		return ctrl.Result{Requeue: true}, nil // status first, Jobs next
+		return requeue, nil // status first, Jobs next
 	}
 	running := 0
 	for _, ts := range active(b) {
@@ -101,7 +101,7 @@ func (r *BenchmarkReconciler) run(ctx context.Context, b *v1alpha1.Benchmark) (c
 		b.Status.Iteration = it + 1
 		b.Status.StartAt = nil
 		b.Status.Progress = runLabel(b, it+1)
-		return ctrl.Result{Requeue: true}, nil
+		return requeue, nil
 	}
 	r.summarize(b)
 	return r.finish(ctx, b, "")

@@ -90,7 +90,7 @@ func (r *BenchmarkReconciler) steadyState(ctx context.Context, b *v1alpha1.Bench
 	}
 	b.Status.Iteration = 1
 	r.setPhase(b, v1alpha1.BenchmarkRunning, runLabel(b, 1))
-	return ctrl.Result{Requeue: true}, nil
+	return requeue, nil
 }
 
 // recordRound keeps a finished round and judges the rounds so far.

@@ -170,7 +170,7 @@ func (r *BenchmarkReconciler) waitForTargets(ctx context.Context, b *v1alpha1.Be
 	} else {
 		r.setPhase(b, v1alpha1.BenchmarkPreparing, "prepare")
 	}
-	return ctrl.Result{Requeue: true}, nil
+	return requeue, nil
 }
 
 func targetStatus(b *v1alpha1.Benchmark, name string) *v1alpha1.TargetStatus {

@@ -31,7 +31,7 @@ var t0 = time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)
 func om(name, uid string, labels map[string]string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID("uid-" + uid), Labels: labels,
 		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "zns-mysql-operator", Operation: metav1.ManagedFieldsOperationUpdate,
-			APIVersion: "v1", FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:labels":{}}}`)}}}}
+			APIVersion: "v1", FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:labels":{}}}`)}}}
 }
 
 // zonedCluster is a ZenFS database as the operator leaves it once mysqld runs, plus its Secret and another

@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -44,12 +43,9 @@ var sameShape = []string{"nullb0", "nullb2", "nullb3"}
 
 func goTool(t *testing.T) string {
 	t.Helper()
-	if p, err := exec.LookPath("go"); err == nil {
-		return p
-	}
-	p := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("no go command to build the guest's binaries: %v", err)
+	p, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("no go command on PATH to build the guest's binaries: %v", err)
 	}
 	return p
 }
