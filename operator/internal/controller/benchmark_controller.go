@@ -313,7 +313,7 @@ func SetupBenchmark(mgr ctrl.Manager, image string, logs PodLogs) error {
 		logs = ClientsetPodLogs{Clientset: cs}
 	}
 	r := &BenchmarkReconciler{
-		Client:    mgr.GetClient(),
+		Client: mgr.GetClient(),
 		//lint:ignore SA1019 core/v1 Events are what kubectl describe shows; the events.k8s.io recorder's are not
 		Recorder:  mgr.GetEventRecorderFor("zns-mysql-operator"),
 		APIReader: mgr.GetAPIReader(),

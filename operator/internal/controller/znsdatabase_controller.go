@@ -251,7 +251,7 @@ type Options struct {
 // suite share it so that they run the same wiring.
 func SetupZNSDatabase(mgr ctrl.Manager, opts Options) error {
 	r := &ZNSDatabaseReconciler{
-		Client:         mgr.GetClient(),
+		Client: mgr.GetClient(),
 		//lint:ignore SA1019 core/v1 Events are what kubectl describe shows; the events.k8s.io recorder's are not
 		Recorder:       mgr.GetEventRecorderFor("zns-mysql-operator"),
 		Images:         opts.Images,
