@@ -36,11 +36,10 @@ type constant struct{ name, value, doc string }
 
 // api is what the package declares.
 type api struct {
-	structs  map[string]*structType
-	enums    map[string][]constant // string types with constants, by type name
-	enumDocs map[string]string
-	conds    []constant // Condition* and Reason* constants, in source order
-	order    []string   // root types, in source order
+	structs map[string]*structType
+	enums   map[string][]constant // string types with constants, by type name
+	conds   []constant            // Condition* and Reason* constants, in source order
+	order   []string              // root types, in source order
 }
 
 var markerRE = regexp.MustCompile(`^\+kubebuilder:(default|validation:(Enum|Minimum|Maximum|MinLength|MaxLength|MinItems|MaxItems|Pattern))=(.*)$`)
@@ -182,7 +181,7 @@ func read(dir string) (*api, error) {
 	sort.Slice(files, func(i, j int) bool {
 		return fset.Position(files[i].Pos()).Filename < fset.Position(files[j].Pos()).Filename
 	})
-	a := &api{structs: map[string]*structType{}, enums: map[string][]constant{}, enumDocs: map[string]string{}}
+	a := &api{structs: map[string]*structType{}, enums: map[string][]constant{}}
 	for _, f := range files {
 		for _, d := range f.Decls {
 			g, ok := d.(*ast.GenDecl)
@@ -203,14 +202,13 @@ func read(dir string) (*api, error) {
 func (a *api) types(g *ast.GenDecl) {
 	for _, s := range g.Specs {
 		ts := s.(*ast.TypeSpec)
+		st, ok := ts.Type.(*ast.StructType)
+		if !ok {
+			continue // a string type: its constants are collected by consts
+		}
 		text := commentText(ts.Doc)
 		if text == "" && len(g.Specs) == 1 {
 			text = commentText(g.Doc)
-		}
-		st, ok := ts.Type.(*ast.StructType)
-		if !ok {
-			a.enumDocs[ts.Name.Name] = text
-			continue
 		}
 		out := &structType{name: ts.Name.Name, doc: stripMarkers(text), root: isRoot(text) && !strings.HasSuffix(ts.Name.Name, "List")}
 		for _, fl := range st.Fields.List {

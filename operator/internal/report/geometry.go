@@ -43,11 +43,11 @@ func ZoneLabel(g *v1alpha1.ZoneGeometry) string {
 // geometryTable writes the zone geometry of each zoned target: zone size and count are variables of the
 // comparison (the seeds compare 144 MiB with 9 GiB zones), so the report states them.
 func geometryTable(w io.Writer, b *v1alpha1.Benchmark) error {
-	any := false
+	zoned := false
 	for _, ts := range b.Status.Targets {
-		any = any || ts.Zones != nil
+		zoned = zoned || ts.Zones != nil
 	}
-	if !any {
+	if !zoned {
 		return nil
 	}
 	fmt.Fprintln(w, "zone geometry of the zoned targets (from each database's status.device):")

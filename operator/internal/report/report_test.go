@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -54,17 +55,24 @@ func loadData(t *testing.T, name string) Data {
 	return d
 }
 
-// summaryCSV writes d's summary CSV and reads it back: the records, the header's column numbers.
-func summaryCSV(t *testing.T, d Data) ([][]string, map[string]int) {
+// readCSV writes d with write (SummaryCSV, SeriesCSV) and reads the records back.
+func readCSV(t *testing.T, write func(io.Writer, Data) error, d Data) [][]string {
 	t.Helper()
 	var out bytes.Buffer
-	if err := SummaryCSV(&out, d); err != nil {
+	if err := write(&out, d); err != nil {
 		t.Fatal(err)
 	}
 	recs, err := csv.NewReader(&out).ReadAll()
 	if err != nil {
 		t.Fatal(err)
 	}
+	return recs
+}
+
+// summaryCSV writes d's summary CSV and reads it back: the records, the header's column numbers.
+func summaryCSV(t *testing.T, d Data) ([][]string, map[string]int) {
+	t.Helper()
+	recs := readCSV(t, SummaryCSV, d)
 	col := map[string]int{}
 	for i, h := range recs[0] {
 		col[h] = i
@@ -285,14 +293,7 @@ func TestExportCSV(t *testing.T) {
 		}
 	}
 
-	var out bytes.Buffer
-	if err := SeriesCSV(&out, d); err != nil {
-		t.Fatal(err)
-	}
-	recs, err := csv.NewReader(&out).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs = readCSV(t, SeriesCSV, d)
 	intervals := 0
 	for _, r := range d.Runs {
 		intervals += r.Series.Len()
