@@ -19,7 +19,7 @@
 # are built in a scratch directory and renamed into place, so an interrupted build never leaves a
 # half-written binary; concurrent runs serialise on flock(1).
 #
-# Cold, on 2 cores: ~13 minutes for the envtest set, a few more for the node set (see README). Progress
+# Cold, on 2 cores: ~13 minutes for the envtest set, a few more for the node set (see docs/performance.md). Progress
 # ("compiled N of at most M packages") every 30 s; stdout carries exactly one line, the directory.
 #
 # Environment:
