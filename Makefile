@@ -61,11 +61,29 @@ fmt-check: ## Fail on files gofmt would change.
 	@out=$$(gofmt -l operator test hack); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 .PHONY: lint
-lint: ## staticcheck (STATICCHECK_VERSION in versions.mk) on every package and on the tagged builds; clean, with each exception a //lint:ignore that says why.
+lint: lint-shell ## shellcheck (lint-shell), then staticcheck (STATICCHECK_VERSION in versions.mk) on every package and on the tagged builds; clean, with each exception a //lint:ignore that says why.
 	go run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) $(GO_PACKAGES)
 	go run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) -tags zns_guest,zns_userland ./operator/internal/qemuguest/
 	go run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) -tags scale ./operator/internal/scale/
 	go run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) -tags capture ./operator/internal/controller/ ./operator/internal/steadystate/ ./operator/internal/sysbench/
+
+# The shell scripts: every tracked *.sh, and every tracked file whose first line is a sh or bash shebang (.ci/run,
+# hack/qemu/init, ...), so that a new script is checked without being listed. .shellcheckrc holds the project-wide
+# settings; the exceptions are `# shellcheck disable=` lines in the scripts, each with its reason.
+SHELLCHECK_WANT := $(firstword $(subst -, ,$(SHELLCHECK_VERSION)))
+.PHONY: lint-shell
+lint-shell: ## shellcheck (SHELLCHECK_VERSION in versions.mk, Debian's package) on every tracked shell script; clean, with each exception a `# shellcheck disable=` that says why.
+	@v=$$(shellcheck --version 2>/dev/null | sed -n 's/^version: //p' || true); if [ "$$v" != "$(SHELLCHECK_WANT)" ]; then \
+		echo "make lint-shell: needs shellcheck $(SHELLCHECK_WANT) (SHELLCHECK_VERSION in versions.mk), found: $${v:-none}." \
+			"Run hack/install-deps.sh (as root: it installs Debian bookworm's shellcheck $(SHELLCHECK_VERSION))" >&2; exit 1; fi
+	@shebang='^#!.*[/ ](ba|da)?sh([[:space:]]|$$)'; files=(); \
+	while IFS= read -r -d '' f; do \
+		[[ -f "$$f" ]] || continue; \
+		first=; IFS= read -r first <"$$f" || true; \
+		if [[ "$$f" == *.sh || "$$first" =~ $$shebang ]]; then files+=("$$f"); fi; \
+	done < <(git ls-files -z); \
+	(($${#files[@]})) || { echo "make lint-shell: no shell scripts found (they are listed with git ls-files: a git checkout is needed)" >&2; exit 1; }; \
+	shellcheck "$${files[@]}" && echo "shellcheck $(SHELLCHECK_WANT): $${#files[@]} shell scripts clean"
 
 .PHONY: vet
 vet: ## go vet every package (the in-guest QEMU tests carry a build tag).

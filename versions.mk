@@ -29,6 +29,9 @@ CONTROLLER_TOOLS_VERSION := v0.23.0
 # the module proxy (nothing to install). v0.8.2 (staticcheck 2026.2.2) is the newest served that builds with Go 1.26.
 STATICCHECK_VERSION := v0.8.2
 
+# shellcheck, `make lint-shell` (part of `make lint`): Debian bookworm's package, installed by hack/install-deps.sh.
+SHELLCHECK_VERSION := 0.9.0-1
+
 # kustomize (sigs.k8s.io/kustomize/kustomize/v5). v5.8.3 needs go >= 1.27;
 # v5.8.2 (go 1.26.0 in its go.mod) is the newest that `go install`s with Go 1.26.
 KUSTOMIZE_VERSION := v5.8.2

@@ -48,7 +48,9 @@ work=${DEMO_DIR:-$(mktemp -d /var/tmp/zns-demo.XXXXXX)}
 mkdir -p "$work"
 pids=()
 cleanup() {
+  # shellcheck disable=SC2015 # the || true is for both: an empty or finished pid is no error
   for p in "${pids[@]:-}"; do [[ -n "$p" ]] && kill "$p" 2>/dev/null || true; done
+  # shellcheck disable=SC2015 # the || true is for both: an empty pid or a failed server is no error
   for p in "${pids[@]:-}"; do [[ -n "$p" ]] && wait "$p" 2>/dev/null || true; done
 }
 trap cleanup EXIT
@@ -87,6 +89,7 @@ start() {
 # Under emulation (hack/qemu) a start takes longer; DEMO_START_TRIES stretches the wait.
 
 stop() {
+  # shellcheck disable=SC2015 # the || true is for both: a server already gone is no error
   kill "${pid[$1]}" && wait "${pid[$1]}" 2>/dev/null || true
 }
 

@@ -100,6 +100,7 @@ kubectl() {
 
 # --- 1. what this machine can do -------------------------------------------------------------------------------
 say "checking this machine"
+# shellcheck disable=SC2015 # die when either check fails
 command -v docker >/dev/null && docker info >/dev/null 2>&1 ||
   die "needs a Docker Engine: 'docker info' failed. Install Docker Engine (Debian: apt-get install docker.io) and start it"
 command -v go >/dev/null || die "needs Go 1.26 on PATH (https://go.dev/dl/), then run make demo again"

@@ -20,6 +20,8 @@
 #                                           in the QEMU guest and on the zoned node
 #   prometheus prometheus-mysqld-exporter   the e2e suite's real Prometheus, and the exporter the entrypoint test
 #                                           logs in with (the images carry the same exporter)
+#   the linter shellcheck                   make lint's check of the shell scripts, at bookworm's 0.9.0-1 (versions.mk's
+#                                           SHELLCHECK_VERSION, which make lint-shell checks)
 #
 #   hack/install-deps.sh         everything above (make test)
 #   hack/install-deps.sh demo    only what make demo needs on the host: the image and node builds (debootstrap,
@@ -47,7 +49,7 @@ case "${1:-all}" in
   all)
     packages=(git make gcc ca-certificates mariadb-server mariadb-plugin-rocksdb mariadb-client sysbench fio
       busybox-static cpio kmod xz-utils debootstrap libseccomp-dev libc6-dev util-linux
-      btrfs-progs f2fs-tools xfsprogs e2fsprogs prometheus prometheus-mysqld-exporter iptables openssl bc)
+      btrfs-progs f2fs-tools xfsprogs e2fsprogs prometheus prometheus-mysqld-exporter iptables openssl bc shellcheck)
     ;;
   demo) packages=(git make gcc ca-certificates busybox-static kmod xz-utils debootstrap libseccomp-dev libc6-dev util-linux
     cpio btrfs-progs f2fs-tools xfsprogs e2fsprogs iptables openssl bc) ;;
@@ -63,6 +65,7 @@ qemu_packages=(qemu-system-x86 qemu-system-common qemu-system-data)
 etc=${ZNS_ETC:-/etc}
 codename=$(sed -nE 's/^VERSION_CODENAME=//p' "$etc/os-release" 2>/dev/null | tr -d '"')
 
+# shellcheck disable=SC2015 # fail when either command is missing
 command -v dpkg-query >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 ||
   fail "this is not a Debian-based machine (no dpkg-query/apt-get)" \
     "install the equivalents of: ${packages[*]}; or use Debian bookworm, as CI does"
@@ -83,6 +86,7 @@ shown=(${missing[@]+"${missing[@]}"})
 ((need_qemu)) && shown+=("qemu-system-x86=${qemu_version}")
 SUDO=()
 if [[ $(id -u) -ne 0 ]]; then
+  # shellcheck disable=SC2015 # fail when either check fails
   command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null ||
     fail "missing Debian packages: ${shown[*]}, and this is neither root nor passwordless sudo" \
       "run this script as root (or: sudo apt-get install --no-install-recommends ${missing[*]}; QEMU: see versions.mk)"
@@ -100,6 +104,7 @@ cleanup() {
 }
 trap cleanup EXIT
 if [[ ! -e "$policy" ]]; then
+  # shellcheck disable=SC2015 # fail when the write or the chmod fails
   printf '#!/bin/sh\nexit 101\n' | "${SUDO[@]}" tee "$policy" >/dev/null &&
     "${SUDO[@]}" chmod +x "$policy" || fail "cannot write ${policy}" "run as root"
   created_policy=1

@@ -405,7 +405,7 @@ cmd_status() {
   local names=("$@")
   ((${#names[@]})) || mapfile -t names < <(devices)
   local fmt='%-8s %-5s %-12s %8s %5s %8s %7s %4s %8s %10s %5s %3s %s\n'
-  # shellcheck disable=SC2059
+  # shellcheck disable=SC2059 # $fmt is the table's column format, one for the header and the rows
   printf "$fmt" NAME POWER MODEL SIZE_MIB ZONES ZONE_MIB CAP_MIB CONV MAX_OPEN MAX_ACTIVE BS MEM SCHEDULER
   local n disk model zones zmib cap conv mo ma sched power size bs mem chunk q
   for n in "${names[@]}"; do
@@ -434,7 +434,7 @@ cmd_status() {
     cfg size "$n" size
     cfg bs "$n" blocksize
     cfg mem "$n" memory_backed
-    # shellcheck disable=SC2059
+    # shellcheck disable=SC2059 # $fmt is the table's column format, one for the header and the rows
     printf "$fmt" "${disk:-$n}" "$power" "$model" "$size" "$zones" "$zmib" "$cap" "$conv" "$mo" "$ma" "$bs" "$mem" "$sched"
   done
 }

@@ -4,7 +4,7 @@
 #
 #   1 Debian packages          hack/install-deps.sh (MariaDB + MyRocks, sysbench, fio, QEMU, debootstrap, ...)
 #   2 Go modules               go mod download
-#   3 generated files, gofmt, go vet
+#   3 generated files, gofmt, go vet, make lint (shellcheck on the shell scripts, staticcheck on the Go code)
 #   4 builds, side by side     hack/kubernetes.sh (envtest and the kind node share one build), the kind node
 #                              image, helm, the QEMU guest, the bench/MariaDB/operator images; cached under
 #                              $ZNS_CACHE_DIR (rebuilt when missing); each background build logs to a file
@@ -29,7 +29,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-TOOL_NAME=test
+TOOL_NAME="test"
 # shellcheck source=hack/lib/tool-common.sh
 source hack/lib/tool-common.sh
 
@@ -74,9 +74,9 @@ hack/install-deps.sh || fail 1 "the packages above are needed by the test tiers:
 stage 2 "Go modules (go mod download)"
 heartbeat "go mod download" "" go mod download || fail 2 "go could not download the modules: check that the Go module proxy is reachable (go env GOPROXY)"
 
-stage 3 "generated files, gofmt, go vet, staticcheck"
-heartbeat "drift, gofmt, go vet, staticcheck" "go vet compiles the whole project the first time" make -s --no-print-directory check-generate fmt-check vet lint ||
-  fail 3 "fix what is shown above: 'make generate' rewrites the generated files, 'gofmt -w operator test hack' formats, 'make lint' reruns staticcheck"
+stage 3 "generated files, gofmt, go vet, shellcheck, staticcheck"
+heartbeat "drift, gofmt, go vet, shellcheck, staticcheck" "go vet compiles the whole project the first time" make -s --no-print-directory check-generate fmt-check vet lint ||
+  fail 3 "fix what is shown above: 'make generate' rewrites the generated files, 'gofmt -w operator test hack' formats, 'make lint-shell' reruns shellcheck on the shell scripts, 'make lint' reruns it and staticcheck"
 
 # --- 4-5 ---------------------------------------------------------------------------------------------------
 # The builds run side by side, each into its own log: the Go builds (Kubernetes, the node's parts, helm) use
@@ -157,6 +157,7 @@ delete_cluster() {
     rm -f "$state/cluster"
   fi
 }
+# shellcheck disable=SC2317 # run by the EXIT trap; shellcheck 0.9.0 thinks it unreachable because the script ends in exit (koalaman/shellcheck#2542)
 cleanup() {
   local loopdev loopfile
   delete_cluster

@@ -23,7 +23,7 @@ for spec in "$@"; do
 done
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
-# shellcheck disable=SC2086
+# shellcheck disable=SC2086 # $names is the package list, split into words on purpose (sh has no arrays)
 apt-get install -y -qq --no-install-recommends $names >/dev/null
 
 status=0

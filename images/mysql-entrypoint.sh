@@ -202,7 +202,7 @@ case "$state" in
       install_system_schema
     fi
     set_root_password
-    set_state done
+    set_state "done"
     ;;
   "")
     if is_empty; then
@@ -210,7 +210,7 @@ case "$state" in
       set_state started
       install_system_schema
       set_root_password
-      set_state done
+      set_state "done"
       log "initialisation done"
     elif has_system_schema; then
       log "$datadir holds a database this entrypoint did not create: using it as it is (root password unchanged)"
@@ -232,6 +232,7 @@ exporter_account() {
   socket=${socket:-/var/run/mysqld/mysqld.sock}
   if [[ ! -s $cnf ]]; then
     pw=$(head -c 24 /dev/urandom | base64 | tr -d '/+=\n')
+    # shellcheck disable=SC2015 # the warning when the write or the rename fails
     (umask 077 && printf '[client]\nuser=zns_exporter\npassword=%s\nsocket=%s\n' "$pw" "$socket" >"$cnf.tmp") &&
       mv -f "$cnf.tmp" "$cnf" || { log "warning: cannot write $cnf: no metrics account"; return 0; }
   fi

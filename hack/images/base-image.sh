@@ -71,6 +71,7 @@ root=$(mktemp -d "${TMPDIR:-/var/tmp}/zns-base.XXXXXX")
 cleanup() {
   # debootstrap leaves /proc or /sys mounted when it fails half way.
   for m in proc sys dev/pts dev; do
+    # shellcheck disable=SC2015 # the || true is for both: nothing mounted, or a failed unmount, does not stop the cleanup
     mountpoint -q "$root/$m" 2>/dev/null && $SUDO umount -l "$root/$m" || true
   done
   $SUDO rm -rf --one-file-system "$root"

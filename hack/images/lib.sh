@@ -2,6 +2,7 @@
 #
 # Every name and pin the image build uses is here or a build argument in its Dockerfile; override any of
 # these from the environment (or `make images VAR=value`).
+# shellcheck shell=bash
 
 # The Debian release all images are built on, and the local tag of its base image. With no registry the
 # base is made here by base-image.sh (debootstrap + docker import); on a machine that can pull, set

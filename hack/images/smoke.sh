@@ -38,6 +38,7 @@ vol="$id-data"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/zns-smoke.XXXXXX")
 chmod 0755 "$tmp"
 created_db=0 created_vol=0
+# shellcheck disable=SC2317 # run by the EXIT trap; shellcheck 0.9.0 thinks it unreachable because the script ends in exit (koalaman/shellcheck#2542)
 cleanup() {
   local rc=$?
   if [[ $rc -ne 0 && $created_db -eq 1 ]]; then
@@ -47,7 +48,7 @@ cleanup() {
   [[ $created_db -eq 1 ]] && "$DOCKER" rm -f "$db" >/dev/null 2>&1
   [[ $created_vol -eq 1 ]] && "$DOCKER" volume rm -f "$vol" >/dev/null 2>&1
   rm -rf "$tmp"
-  return $rc
+  return "$rc"
 }
 trap cleanup EXIT
 
@@ -82,7 +83,7 @@ created_vol=1
 
 db_args=(--name "$db" --network none --user 999:999 --read-only --cap-drop ALL
   --security-opt no-new-privileges
-  --tmpfs /tmp:rw,nosuid,nodev,mode=1777 --tmpfs /var/run/mysqld:rw,nosuid,nodev,uid=999,gid=999,mode=0755
+  --tmpfs "/tmp:rw,nosuid,nodev,mode=1777" --tmpfs "/var/run/mysqld:rw,nosuid,nodev,uid=999,gid=999,mode=0755"
   -v "$vol:/var/lib/mysql" -v "$tmp/my.cnf:/etc/zns-mysql/my.cnf:ro"
   -e MYSQL_ROOT_PASSWORD="$password" -e ZNS_MYSQL_FLAVOR=mariadb)
 "$DOCKER" run -d "${db_args[@]}" "$MARIADB_IMAGE" --defaults-file=/etc/zns-mysql/my.cnf >/dev/null
@@ -156,6 +157,7 @@ step "znsbench verify"
 bench run --time 5 --threads 2 --report-interval 1 --iteration 1
 s=$(summary run)
 tps=$(field "$s" tps)
+# shellcheck disable=SC2015 # fail when either check fails
 [[ $s == *'"ok":true'* ]] && awk -v t="${tps:-0}" 'BEGIN { exit !(t > 0) }' || fail "run summary without tps > 0: $s"
 log "smoke: run summary: $s"
 step "znsbench run (5 s, 2 threads)"

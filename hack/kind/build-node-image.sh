@@ -44,13 +44,11 @@
 #   ZNS_KIND_SAVE            0: do not `docker save` the image into the cache (default 1)
 #   ZNS_DEBIAN_MIRROR        debootstrap mirror (default http://deb.debian.org/debian)
 # shellcheck disable=SC2317 # functions run through step() look unreachable to shellcheck
-# shellcheck disable=SC2016 # sh -c scripts in single quotes get their values as arguments
 set -euo pipefail
 
 # stdout is reserved for the result; everything else, go's and docker's output included, goes to stderr.
 exec 3>&1 1>&2
 
-# shellcheck disable=SC2034 # used by lib.sh
 LOG_PREFIX=build-node-image
 # shellcheck source=hack/kind/lib.sh
 source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)/lib.sh"
@@ -256,6 +254,7 @@ build_rootfs() {
     return 1
   fi
   # as kind's base image: no package caches, no services but ours, no kmsg in journald, /sbin/init
+  # shellcheck disable=SC2016 # the script is in single quotes: its $ are its own, its values come as arguments
   "${SUDO[@]}" sh -euc '
     r=$1
     rm -rf "$r"/var/cache/apt/archives/*.deb "$r"/var/lib/apt/lists/* "$r"/var/log/*.log "$r"/debootstrap
@@ -602,6 +601,7 @@ assemble_rootfs() {
   # kind's base-image files (copied as images/base/Dockerfile does: scripts 0755, the rest 0644)
   local kf="${KIND_DIR}/images/base/files"
   [[ -d "$kf" ]] || { log "no ${kf} in sigs.k8s.io/kind@${KIND_VER}"; return 1; }
+  # shellcheck disable=SC2016 # the script is in single quotes: its $ are its own, its values come as arguments
   "${SUDO[@]}" sh -euc '
     r=$1 kf=$2 nf=$3 kube=$4 ctd=$5 runc=$6 cni=$7
     install -d -m 0755 "$r/kind" "$r/kind/bin" "$r/kind/manifests" "$r/LICENSES" "$r/usr/local/bin" "$r/usr/local/sbin" \

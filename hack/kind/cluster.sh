@@ -54,7 +54,6 @@ set -euo pipefail
 
 exec 3>&1 1>&2
 
-# shellcheck disable=SC2034 # used by lib.sh
 LOG_PREFIX=cluster
 # shellcheck source=hack/kind/lib.sh
 source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)/lib.sh"

@@ -20,7 +20,6 @@
 set -euo pipefail
 exec 3>&1 1>&2
 
-# shellcheck disable=SC2034 # used by lib.sh
 LOG_PREFIX=load-images
 # shellcheck source=hack/kind/lib.sh
 source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)/lib.sh"
@@ -37,7 +36,7 @@ targets=("$@")
 # image_name TARGET: the name hack/images/build.sh gives it (its lib.sh, in a subshell: its log/now/elapsed
 # would replace ours).
 image_name() {
-  # shellcheck disable=SC1091
+  # shellcheck source=hack/images/lib.sh
   (source "${REPO_ROOT}/hack/images/lib.sh" && case "$1" in
     bench) echo "$BENCH_IMAGE" ;;
     mariadb) echo "$MARIADB_IMAGE" ;;

@@ -31,6 +31,7 @@ heartbeat() {
     local sp="" last
     trap 'kill $(jobs -p) 2>/dev/null; exit 0' TERM
     while :; do
+      # shellcheck disable=SC2217 # the sleep holds none of the script's descriptors, stdin included (above)
       sleep "$PROGRESS_EVERY" </dev/null >/dev/null 2>&1 &
       sp=$!
       wait "$sp"
@@ -107,6 +108,7 @@ explain_failures() {
 _explain_failure() {
   # subshells and command substitutions inherit the trap; only the script itself speaks
   [[ "$BASHPID" == "$$" ]] || return 0
+  # shellcheck disable=SC2016 # the backquotes are literal: they set off the command in the message
   printf '%s: ERROR: `%s` failed (exit %s) at %s:%s. The lines above say why; fix that and run the same command again (finished builds are cached).\n' \
     "$(progress_name)" "$2" "$1" "${3#"${PWD}/"}" "$4" >&2
 }

@@ -240,7 +240,7 @@ if ((${#hostfwd[@]})); then
   netdev="user,id=net0,restrict=on"
   for f in "${hostfwd[@]}"; do netdev+=",hostfwd=tcp:127.0.0.1:${f%%:*}-:${f#*:}"; done
   # romfile=: no iPXE option ROM (the kernel is booted directly)
-  qemu+=(-netdev "$netdev" -device virtio-net-pci,netdev=net0,romfile=)
+  qemu+=(-netdev "$netdev" -device "virtio-net-pci,netdev=net0,romfile=")
 fi
 
 i=0

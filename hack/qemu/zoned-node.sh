@@ -287,6 +287,7 @@ case ${1:-} in
   up) up ;;
   down) down ;;
   env)
+    # shellcheck disable=SC2015 # die when either check fails
     running && [[ -e "$state/ready" ]] || die "the node is not up: hack/qemu/zoned-node.sh up"
     # under TCG a process takes about a second to start: the suite's waits are stretched
     scale=1

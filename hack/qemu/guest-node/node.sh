@@ -35,16 +35,17 @@ sysctl -qw net.ipv4.ip_forward=1 net.ipv4.conf.all.route_localnet=1 || fail "can
 for b in /dev/nullb[0-9]* /dev/nvme[0-9]*n[0-9]*; do [[ -b $b ]] && chgrp disk "$b" && chmod 0660 "$b"; done
 # and the udev rule the operator asks for: zoned devices on mq-deadline (QEMU's NVMe namespace comes up on none)
 for b in /sys/block/*; do
-  [[ $(cat $b/queue/zoned 2>/dev/null) == host-managed ]] && echo mq-deadline >$b/queue/scheduler
+  [[ $(cat "$b/queue/zoned" 2>/dev/null) == host-managed ]] && echo mq-deadline >"$b/queue/scheduler"
 done
 for b in /sys/block/nullb* /sys/block/nvme*; do
-  [[ -e $b ]] && say "device ${b##*/}: zoned=$(cat $b/queue/zoned) zones=$(cat $b/queue/nr_zones) size=$(($(cat $b/size) / 2048))MiB"
+  [[ -e $b ]] && say "device ${b##*/}: zoned=$(cat "$b/queue/zoned") zones=$(cat "$b/queue/nr_zones") size=$(($(cat "$b/size") / 2048))MiB"
 done
 
 token=$(cat "$S/token") || fail "no token in $S"
 printf '%s,zns-admin,zns-admin,system:masters\n' "$token" >$D/tokens.csv
 openssl genrsa -out $D/sa.key 2048 2>/dev/null || fail "openssl genrsa"
 # The API server's client certificate for the kubelet (logs, exec, port-forward), from a CA of this node's life.
+# shellcheck disable=SC2015 # fail when any of the three steps fails
 openssl req -x509 -newkey rsa:2048 -nodes -keyout $D/ca.key -out $D/ca.crt -days 7 -subj /CN=zns-guest-ca 2>/dev/null &&
   openssl req -newkey rsa:2048 -nodes -keyout $D/kubelet-client.key -out $D/kubelet-client.csr \
     -subj "/O=system:masters/CN=kube-apiserver-kubelet-client" 2>/dev/null &&
@@ -61,9 +62,9 @@ KC
 chmod 0600 $D/kc.yaml $D/tokens.csv
 K="$A/kubectl --kubeconfig $D/kc.yaml"
 
-$A/etcd --data-dir $D/etcd --listen-client-urls http://127.0.0.1:2379 --advertise-client-urls http://127.0.0.1:2379 \
+"$A/etcd" --data-dir $D/etcd --listen-client-urls http://127.0.0.1:2379 --advertise-client-urls http://127.0.0.1:2379 \
   --listen-peer-urls http://127.0.0.1:2380 --unsafe-no-fsync >$D/etcd.log 2>&1 &
-$A/kube-apiserver --etcd-servers http://127.0.0.1:2379 --cert-dir $D/certs --service-account-key-file $D/sa.key \
+"$A/kube-apiserver" --etcd-servers http://127.0.0.1:2379 --cert-dir $D/certs --service-account-key-file $D/sa.key \
   --service-account-signing-key-file $D/sa.key --service-account-issuer https://kubernetes.default.svc \
   --authorization-mode Node,RBAC --token-auth-file $D/tokens.csv --service-cluster-ip-range 10.96.0.0/16 \
   --kubelet-client-certificate $D/kubelet-client.crt --kubelet-client-key $D/kubelet-client.key \
@@ -74,9 +75,9 @@ until $K get --raw /readyz >/dev/null 2>&1; do
   sleep 1; n=$((n + 1)); ((n % 30 == 0)) && say "waiting for the API server"; ((n < 600)) || fail "the API server is not ready after 600 s"
 done
 say "API server ready"
-$A/kube-controller-manager --kubeconfig $D/kc.yaml --service-account-private-key-file $D/sa.key --leader-elect=false \
+"$A/kube-controller-manager" --kubeconfig $D/kc.yaml --service-account-private-key-file $D/sa.key --leader-elect=false \
   --use-service-account-credentials=false --root-ca-file $D/certs/apiserver.crt --controllers '*,-nodeipam' >$D/kcm.log 2>&1 &
-$A/kube-scheduler --kubeconfig $D/kc.yaml --leader-elect=false >$D/scheduler.log 2>&1 &
+"$A/kube-scheduler" --kubeconfig $D/kc.yaml --leader-elect=false >$D/scheduler.log 2>&1 &
 # Services: kube-proxy (iptables); names: CoreDNS on the node's address, which the kubelet gives the pods.
 cat >$D/kube-proxy.yaml <<KP
 apiVersion: kubeproxy.config.k8s.io/v1alpha1
@@ -87,7 +88,7 @@ clusterCIDR: 10.244.0.0/24
 mode: iptables
 conntrack: {maxPerCore: 0}
 KP
-$A/kube-proxy --config $D/kube-proxy.yaml >$D/kube-proxy.log 2>&1 &
+"$A/kube-proxy" --config $D/kube-proxy.yaml >$D/kube-proxy.log 2>&1 &
 cat >$D/Corefile <<CF
 .:53 {
     errors
@@ -121,7 +122,7 @@ cat >$D/cni/10-zns.conflist <<CN
 CN
 CTR="$CONTAINERD/ctr -n k8s.io"
 start_containerd() {
-  PATH=$CONTAINERD:$PATH $CONTAINERD/containerd --config $D/containerd.toml >>$D/containerd.log 2>&1 &
+  PATH=$CONTAINERD:$PATH "$CONTAINERD/containerd" --config $D/containerd.toml >>$D/containerd.log 2>&1 &
   local n=0
   until $CTR version >/dev/null 2>&1; do sleep 0.5; n=$((n + 1)); ((n < 240)) || fail "containerd does not answer"; done
 }
@@ -190,7 +191,7 @@ clusterDNS: [$IP]
 clusterDomain: cluster.local
 resolvConf: /etc/resolv.conf
 KL
-$A/kubelet --kubeconfig $D/kc.yaml --config $D/kubelet.yaml --cert-dir /var/lib/kubelet/pki \
+"$A/kubelet" --kubeconfig $D/kc.yaml --config $D/kubelet.yaml --cert-dir /var/lib/kubelet/pki \
   --hostname-override $NODE --node-ip $IP >$D/kubelet.log 2>&1 &
 n=0
 until $K get node $NODE -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null | grep -q True; do
