@@ -365,9 +365,10 @@ type TargetStatus struct {
 	// geometry is a variable of the comparison. Empty for a conventional target.
 	// +optional
 	Zones *ZoneGeometry `json:"zones,omitempty"`
-	// ProfileSwitched records that the database is owed the switch back to the workload profile when the
-	// Benchmark ends (completes, fails or is deleted): the Benchmark set it to bulkload for the prepare, or found
-	// it switched away from workload while it held it for its runs (the target then failed with ProfileChanged).
+	// ProfileSwitched records that the lease on the database names another profile than workload: the
+	// Benchmark set bulkload for the prepare, or found the lease changed by hand while it held the database for
+	// its runs (the target then failed with ProfileChanged). Cleared when the lease is set back to workload, or
+	// when it ends (the Benchmark completes, fails or is deleted) and the database returns to its own profile.
 	// +optional
 	ProfileSwitched bool `json:"profileSwitched,omitempty"`
 	// Preconditioned is true once the target's volume was preconditioned (or needs none).

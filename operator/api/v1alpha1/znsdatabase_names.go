@@ -15,9 +15,14 @@ const (
 	LabelComponent = "app.kubernetes.io/component"
 	// AnnotationBenchmark names the Benchmark that is using a ZNSDatabase, and AnnotationBenchmarkUID its UID:
 	// a database serves one Benchmark at a time (profile switches and prepared tables are per Benchmark).
-	// Another Benchmark naming the database waits until the holder removes them.
+	// Another Benchmark naming the database waits until the holder removes them. Together with
+	// AnnotationBenchmarkProfile they are the lease (LeaseProfile).
 	AnnotationBenchmark    = "zns-mysql.dev/benchmark"
 	AnnotationBenchmarkUID = "zns-mysql.dev/benchmark-uid"
+	// AnnotationBenchmarkProfile is the profile the holding Benchmark has the database run (bulkload for its
+	// prepare); absent means workload. It is part of the lease, not of the spec: the user's spec.profile is
+	// left as it is and applies again when the lease ends.
+	AnnotationBenchmarkProfile = "zns-mysql.dev/benchmark-profile"
 	// AnnotationOwner names the ZNSDatabase ("<namespace>/<name>") on cluster-scoped objects, which cannot
 	// carry an owner reference to a namespaced owner.
 	AnnotationOwner = "zns-mysql.dev/owner"
@@ -277,4 +282,20 @@ func (db *ZNSDatabase) Labels(component string) map[string]string {
 	l := db.SelectorLabels()
 	l[LabelComponent] = component
 	return l
+}
+
+// Leased tells whether a Benchmark's lease is on the database (whether its Benchmark still exists is for the
+// caller to find out).
+func (db *ZNSDatabase) Leased() bool {
+	return db.Annotations[AnnotationBenchmarkUID] != ""
+}
+
+// LeaseProfile is the profile the lease on the database names: bulkload when it says so, workload otherwise (a
+// Benchmark holds its databases for runs in the workload profile; any other value, set by hand, is not a
+// profile a Benchmark asks for).
+func (db *ZNSDatabase) LeaseProfile() Profile {
+	if Profile(db.Annotations[AnnotationBenchmarkProfile]) == ProfileBulkLoad {
+		return ProfileBulkLoad
+	}
+	return ProfileWorkload
 }

@@ -75,7 +75,7 @@ const (
 // +kubebuilder:resource:shortName=znsdb,categories=zns-mysql
 // +kubebuilder:printcolumn:name="Engine",type=string,JSONPath=`.spec.engine`
 // +kubebuilder:printcolumn:name="Storage",type=string,JSONPath=`.status.storage`
-// +kubebuilder:printcolumn:name="Profile",type=string,JSONPath=`.spec.profile`
+// +kubebuilder:printcolumn:name="Profile",type=string,JSONPath=`.status.profile`
 // +kubebuilder:printcolumn:name="Available",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].status`
 // +kubebuilder:printcolumn:name="Endpoint",type=string,JSONPath=`.status.endpoint`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].reason`,priority=1
@@ -131,7 +131,8 @@ type ZNSDatabaseSpec struct {
 
 	// Profile selects the mysqld configuration: workload (bulk load off, binary log on) or bulkload (bulk load
 	// on, binary log off: for loading data only, ordinary sessions lose rows with it). Changing it restarts
-	// mysqld. Default: workload.
+	// mysqld. While a Benchmark holds the database, the profile its lease names applies instead (status.profile
+	// says which runs); this one applies again when the lease ends. Default: workload.
 	// +kubebuilder:default=workload
 	// +optional
 	Profile Profile `json:"profile,omitempty"`
@@ -354,6 +355,12 @@ type ZNSDatabaseStatus struct {
 	// ConfigMapName is the ConfigMap holding the current my.cnf (its name carries a hash of the content).
 	// +optional
 	ConfigMapName string `json:"configMapName,omitempty"`
+
+	// Profile is the profile of the current my.cnf: spec.profile, or while a Benchmark holds the database, the
+	// profile its lease names (annotation zns-mysql.dev/benchmark-profile; workload when absent). Available is
+	// true only once the pod runs this configuration.
+	// +optional
+	Profile Profile `json:"profile,omitempty"`
 
 	// RootPasswordSecretName is the Secret holding the root password, recorded once the operator accepted it
 	// (it exists, with a long enough password) and may start mysqld with it. From then on

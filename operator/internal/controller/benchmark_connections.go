@@ -2,8 +2,6 @@ package controller
 
 import (
 	"context"
-	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -12,8 +10,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
-	"github.com/zns-mysql/zns-mysql/operator/internal/event"
-	"github.com/zns-mysql/zns-mysql/operator/internal/failreason"
 	"github.com/zns-mysql/zns-mysql/operator/internal/mycnf"
 )
 
@@ -23,36 +19,6 @@ import (
 // the API cannot check it at admission: the Benchmark does, when it has taken its targets and before any Job,
 // against each database's effective configuration, and refuses with the numbers. It never raises
 // max_connections itself: that would change a database's configuration behind its owner's back.
-
-// runnerConnections is what the count adds to sysbench's threads: the runner's own connection (the row check,
-// the size, dropping old tables). It comes before and after sysbench, not during; counting it anyway leaves one
-// connection for whoever else connects meanwhile (a person with mysql, the metrics sidecar).
-const runnerConnections = 1
-
-// connectionDemand is the most connections a Benchmark opens against one target, and the spec field that sets it.
-type connectionDemand struct {
-	field   string
-	threads int32
-}
-
-func (d connectionDemand) total() int64 { return int64(d.threads) + runnerConnections }
-
-// connectionsNeeded is the largest thread count the Benchmark runs against db: the runs' (threads, or the largest
-// of a sweep), the write-only rounds' when db takes part in them, and the prepare's when there is one.
-func connectionsNeeded(b *v1alpha1.Benchmark, db *v1alpha1.ZNSDatabase) connectionDemand {
-	s := &b.Spec
-	d := connectionDemand{field: "threads", threads: s.Threads}
-	if len(s.ThreadSweep) > 0 {
-		d = connectionDemand{field: "threadSweep", threads: slices.Max(s.ThreadSweep)}
-	}
-	if st := s.SteadyState; st != nil && st.Threads > d.threads && steadyRequired(b, db) {
-		d = connectionDemand{field: "steadyState.threads", threads: st.Threads}
-	}
-	if (s.Prepare == nil || *s.Prepare) && s.PrepareThreads > d.threads {
-		d = connectionDemand{field: "prepareThreads", threads: s.PrepareThreads}
-	}
-	return d
-}
 
 // cnfMaxConnections reads max_connections from a my.cnf the way mysqld does: option names compared in mysqld's
 // form (mycnf.NormalizeKey: '-' and '_' alike, loose- ignored), the last setting winning, a value with an
@@ -103,23 +69,17 @@ func (r *BenchmarkReconciler) maxConnections(ctx context.Context, db *v1alpha1.Z
 	return n, ok, nil
 }
 
-// tooFewConnections fails every target whose server allows fewer connections than the Benchmark opens against
-// it, and says which, with the numbers ("" when all fit).
-func (r *BenchmarkReconciler) tooFewConnections(ctx context.Context, b *v1alpha1.Benchmark, dbs []*v1alpha1.ZNSDatabase) (string, error) {
-	var refused []string
-	for _, db := range dbs {
-		allowed, ok, err := r.maxConnections(ctx, db)
+// maxConnectionsOf reads maxConnections for every database, keeping those it could read.
+func (r *BenchmarkReconciler) maxConnectionsOf(ctx context.Context, dbs map[string]*v1alpha1.ZNSDatabase) (map[string]int64, error) {
+	out := map[string]int64{}
+	for name, db := range dbs {
+		n, ok, err := r.maxConnections(ctx, db)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
-		need := connectionsNeeded(b, db)
-		if !ok || need.total() <= allowed {
-			continue
+		if ok {
+			out[name] = n
 		}
-		msg := fmt.Sprintf("target %s allows %d connections (max_connections), the Benchmark opens up to %d (%s %d + %d for the runner): raise spec.config max_connections on %s or lower %s",
-			db.Name, allowed, need.total(), need.field, need.threads, runnerConnections, db.Name, need.field)
-		r.failTarget(b, targetStatus(b, db.Name), event.TooFewConnections, failreason.TooFewConnections, msg)
-		refused = append(refused, msg)
 	}
-	return strings.Join(refused, "; "), nil
+	return out, nil
 }

@@ -5,7 +5,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/utils/ptr"
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
 	"github.com/zns-mysql/zns-mysql/operator/internal/mycnf"
@@ -36,7 +35,7 @@ func TestCnfMaxConnectionsReadsTheGenerator(t *testing.T) {
 				db.Spec.Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(tc.memory)}
 			}
 			db.Spec.Config = tc.config
-			cnf, err := mycnf.Generate(MyCnfInput(db))
+			cnf, err := mycnf.Generate(MyCnfInput(db, v1alpha1.ProfileWorkload))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -57,33 +56,6 @@ func TestCnfMaxConnectionsReadsTheGenerator(t *testing.T) {
 		got, ok := cnfMaxConnections(cnf)
 		if ok != (want > 0) || got != want {
 			t.Errorf("%q: read %d (%v), want %d", cnf, got, ok, want)
-		}
-	}
-}
-
-// TestConnectionsNeeded: the largest thread count a target sees, from the field that sets it: the runs', the
-// prepare's (unless there is none) and the write-only rounds' (only on a target that takes part in them).
-func TestConnectionsNeeded(t *testing.T) {
-	zoned, volume := zonedTarget(nil), volumeTarget()
-	for _, tc := range []struct {
-		name string
-		spec v1alpha1.BenchmarkSpec
-		db   *v1alpha1.ZNSDatabase
-		want connectionDemand
-	}{
-		{"threads", v1alpha1.BenchmarkSpec{Threads: 16, PrepareThreads: 4}, volume, connectionDemand{"threads", 16}},
-		{"the largest of a sweep", v1alpha1.BenchmarkSpec{Threads: 16, ThreadSweep: []int32{8, 512, 64}, PrepareThreads: 4}, volume,
-			connectionDemand{"threadSweep", 512}},
-		{"a prepare with more threads", v1alpha1.BenchmarkSpec{Threads: 16, PrepareThreads: 1000}, volume, connectionDemand{"prepareThreads", 1000}},
-		{"no prepare", v1alpha1.BenchmarkSpec{Threads: 16, PrepareThreads: 1000, Prepare: ptr.To(false)}, volume, connectionDemand{"threads", 16}},
-		{"write-only rounds on a volume", v1alpha1.BenchmarkSpec{Threads: 16, PrepareThreads: 4, SteadyState: &v1alpha1.SteadyStateSpec{Threads: 300}}, volume,
-			connectionDemand{"steadyState.threads", 300}},
-		{"no write-only rounds on a zoned target", v1alpha1.BenchmarkSpec{Threads: 16, PrepareThreads: 4, SteadyState: &v1alpha1.SteadyStateSpec{Threads: 300}}, zoned,
-			connectionDemand{"threads", 16}},
-	} {
-		b := &v1alpha1.Benchmark{Spec: tc.spec}
-		if got := connectionsNeeded(b, tc.db); got != tc.want || got.total() != int64(tc.want.threads)+1 {
-			t.Errorf("%s: %+v (total %d), want %+v", tc.name, got, got.total(), tc.want)
 		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -23,8 +22,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
+	"github.com/zns-mysql/zns-mysql/operator/internal/benchplan"
 	"github.com/zns-mysql/zns-mysql/operator/internal/event"
-	"github.com/zns-mysql/zns-mysql/operator/internal/failreason"
 	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
 )
 
@@ -114,16 +113,7 @@ func (r *BenchmarkReconciler) now() time.Time {
 }
 
 func (r *BenchmarkReconciler) setPhase(b *v1alpha1.Benchmark, phase v1alpha1.BenchmarkPhase, progress string) {
-	if b.Status.Phase != phase {
-		t := metav1.NewTime(r.now())
-		b.Status.PhaseSince = &t
-		b.Status.PhaseHistory = append(b.Status.PhaseHistory, v1alpha1.PhaseTransition{Phase: phase, Time: metav1.NewMicroTime(t.Time)})
-		if n := len(b.Status.PhaseHistory); n > v1alpha1.MaxPhaseHistory {
-			b.Status.PhaseHistory = b.Status.PhaseHistory[n-v1alpha1.MaxPhaseHistory:]
-		}
-	}
-	b.Status.Phase = phase
-	b.Status.Progress = progress
+	benchplan.SetPhase(&b.Status, phase, progress, r.now())
 }
 
 func (r *BenchmarkReconciler) start(b *v1alpha1.Benchmark) {
@@ -144,19 +134,9 @@ func (r *BenchmarkReconciler) start(b *v1alpha1.Benchmark) {
 // failTarget marks one target failed with a reason from the fixed set (anything else is Other). Before the
 // runs that fails the Benchmark (failedBeforeRun); during a run the others finish the iteration.
 func (r *BenchmarkReconciler) failTarget(b *v1alpha1.Benchmark, ts *v1alpha1.TargetStatus, e event.Event, reason, msg string) {
-	if ts == nil || ts.State == v1alpha1.TargetFailed {
-		return
+	if ev, ok := benchplan.FailTarget(ts, e, reason, msg); ok {
+		ev.Event.Emit(b, r.Recorder, ev.Args...)
 	}
-	if !slices.Contains(failreason.All, reason) {
-		reason = failreason.Other
-	}
-	ts.State = v1alpha1.TargetFailed
-	ts.Reason = reason
-	ts.Message = msg
-	if reason == failreason.JobRejected { // whatever step it was: the spec, not the step, needs fixing
-		e = event.JobRejected
-	}
-	e.Emit(b, r.Recorder, fmt.Sprintf("target %s: %s: %s", ts.Name, reason, msg))
 }
 
 // failedBeforeRun ends the Benchmark when a target failed before the runs: it never runs with fewer targets
@@ -183,26 +163,18 @@ func firstLine(s string) string {
 
 // abort ends the Benchmark as Failed without results: its Jobs are stopped, its targets handed back.
 func (r *BenchmarkReconciler) abort(ctx context.Context, b *v1alpha1.Benchmark, reason, msg string) (ctrl.Result, error) {
-	t := metav1.NewTime(r.now())
-	b.Status.CompletedAt = &t
-	b.Status.StartAt = nil
-	r.setPhase(b, v1alpha1.BenchmarkFailed, "failed: "+reason)
-	meta.SetStatusCondition(&b.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionFailed, Status: metav1.ConditionTrue,
-		Reason: reason, Message: msg, ObservedGeneration: b.Generation})
-	event.BenchmarkFailed.Emit(b, r.Recorder, msg)
+	e := benchplan.Abort(&b.Status, b.Generation, reason, msg, r.now())
+	e.Event.Emit(b, r.Recorder, e.Args...)
 	return ctrl.Result{}, r.settle(ctx, b)
 }
 
-// settle leaves nothing behind a finished Benchmark: no Job still running, no database in bulkload, none
-// held. Each step is idempotent; a failed one is retried on the next reconcile.
+// settle leaves nothing behind a finished Benchmark: no Job still running, no database held (each back in
+// its own profile). Each step is idempotent; a failed one is retried on the next reconcile.
 func (r *BenchmarkReconciler) settle(ctx context.Context, b *v1alpha1.Benchmark) error {
 	if err := r.stopJobs(ctx, b, ""); err != nil {
 		return err
 	}
 	if err := r.noticeProfiles(ctx, b); err != nil {
-		return err
-	}
-	if err := r.restoreProfiles(ctx, b); err != nil {
 		return err
 	}
 	return r.releaseAll(ctx, b)
@@ -252,7 +224,7 @@ func (r *BenchmarkReconciler) finish(ctx context.Context, b *v1alpha1.Benchmark,
 	return ctrl.Result{}, r.settle(ctx, b)
 }
 
-// finalizeBenchmark stops its Jobs, restores the profiles it switched and releases its targets before the
+// finalizeBenchmark stops its Jobs and releases its targets (each returns to its own profile) before the
 // Benchmark goes (its finished Jobs and ConfigMaps go with it through owner references).
 func (r *BenchmarkReconciler) finalizeBenchmark(ctx context.Context, b *v1alpha1.Benchmark) error {
 	if !controllerutil.ContainsFinalizer(b, BenchmarkFinalizer) {

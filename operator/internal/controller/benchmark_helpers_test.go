@@ -96,6 +96,21 @@ func waitBenchEvent(t *testing.T, b *v1alpha1.Benchmark, reason string) string {
 	return msg
 }
 
+// absentReason fails when the Benchmark has an Event with reason.
+func absentReason(t *testing.T, b *v1alpha1.Benchmark, reason string) error {
+	t.Helper()
+	list := &corev1.EventList{}
+	if err := k8s.List(ctx, list, client.InNamespace(b.Namespace)); err != nil {
+		return err
+	}
+	for _, e := range list.Items {
+		if e.InvolvedObject.Kind == "Benchmark" && e.InvolvedObject.Name == b.Name && e.Reason == reason {
+			return fmt.Errorf("event %s: %s", reason, e.Message)
+		}
+	}
+	return nil
+}
+
 // finishBenchJob plays the Job controller and kubelet for a runner Job: its pod terminates with the summary as
 // termination message and log, and the Job completes or fails.
 func finishBenchJob(t *testing.T, ns, name string, sum *benchresult.Summary, log string, failed bool) *batchv1.Job {
@@ -203,13 +218,14 @@ func jobArg(job *batchv1.Job, flag string) string {
 	return ""
 }
 
+// profileOf is the profile of the database's configuration: its own, or while held the one its lease names.
 func profileOf(t *testing.T, ns, name string) v1alpha1.Profile {
 	t.Helper()
 	db := &v1alpha1.ZNSDatabase{}
 	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, db); err != nil {
 		t.Fatal(err)
 	}
-	return db.Spec.Profile
+	return db.Status.Profile
 }
 
 func waitProfile(t *testing.T, ns, name string, p v1alpha1.Profile) {

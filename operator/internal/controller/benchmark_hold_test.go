@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -14,7 +15,7 @@ import (
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
 )
 
-// setProfileByHand plays a person who patches a database's profile.
+// setProfileByHand plays a person who patches a database's own profile.
 func setProfileByHand(t *testing.T, ns, name string, p v1alpha1.Profile) {
 	t.Helper()
 	db := dbGet(t, ns, name)
@@ -25,28 +26,45 @@ func setProfileByHand(t *testing.T, ns, name string, p v1alpha1.Profile) {
 	}
 }
 
+// editLeaseByHand plays a person who rewrites the profile a Benchmark's lease names.
+func editLeaseByHand(t *testing.T, ns, name string, p v1alpha1.Profile) {
+	t.Helper()
+	db := dbGet(t, ns, name)
+	patch := client.MergeFrom(db.DeepCopy())
+	db.Annotations[v1alpha1.AnnotationBenchmarkProfile] = string(p)
+	if err := k8s.Patch(ctx, db, patch); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func waitReleased(t *testing.T, ns, name string) {
 	t.Helper()
 	eventually(t, name+" released", func() error {
-		if h := dbGet(t, ns, name).Annotations[v1alpha1.AnnotationBenchmark]; h != "" {
-			return fmt.Errorf("held by %s", h)
+		a := dbGet(t, ns, name).Annotations
+		for _, k := range []string{v1alpha1.AnnotationBenchmark, v1alpha1.AnnotationBenchmarkUID, v1alpha1.AnnotationBenchmarkProfile} {
+			if a[k] != "" {
+				return fmt.Errorf("%s=%s", k, a[k])
+			}
 		}
 		return nil
 	})
 }
 
-// TestBenchmarkProfileChangedDuringRunIsNotIgnored: a held target switched to bulkload in the middle of a run
-// fails with ProfileChanged and a Warning Event naming the profile, and its run Job is stopped; so does one
-// switched after its own run ended while another's goes on (it is held until the last run ends). The remaining
-// target finishes the iteration, no later one starts, and both databases are handed back in the workload
-// profile. The same holds when the switch happens while the operator is down, whether the run finished
-// meanwhile (its figures are not recorded as if nothing happened) or the Benchmark was deleted.
-func TestBenchmarkProfileChangedDuringRunIsNotIgnored(t *testing.T) {
+// TestBenchmarkLeaseCarriesTheProfile: a held database runs the profile of the Benchmark's lease, not its own.
+// Its owner may change spec.profile meanwhile: the running Benchmark is not disturbed (no restart, no failure),
+// and the database takes its own profile when the lease ends. A lease rewritten by hand to another profile in
+// the middle of a run fails that target with ProfileChanged and a Warning Event naming the profile, and its run
+// Job is stopped; so does one rewritten after its own run ended while another's goes on (it is held until the
+// last run ends). The remaining target finishes the iteration and no later one starts. The same holds when the
+// lease is rewritten while the operator is down, whether the run finished meanwhile (its figures are not
+// recorded as if nothing happened) or the Benchmark was deleted; and a Benchmark that vanished without handing
+// its database back (its finalizer removed by hand) leaves a lease that the database's own reconciler ends.
+func TestBenchmarkLeaseCarriesTheProfile(t *testing.T) {
 	requireEnv(t)
 	ns := newNamespace(t)
 	autoReady(t, ns)
-	targets := []string{"flipped", "early", "other"}
-	create(t, volumeDB(ns, "flipped", v1alpha1.EngineRocksDB, v1alpha1.FlavorPercona))
+	targets := []string{"owned", "early", "other"}
+	create(t, volumeDB(ns, "owned", v1alpha1.EngineRocksDB, v1alpha1.FlavorPercona))
 	create(t, volumeDB(ns, "early", v1alpha1.EngineRocksDB, v1alpha1.FlavorPercona))
 	create(t, volumeDB(ns, "other", v1alpha1.EngineInnoDB, v1alpha1.FlavorPercona))
 	b := benchmark(ns, "held", targets...)
@@ -60,24 +78,25 @@ func TestBenchmarkProfileChangedDuringRunIsNotIgnored(t *testing.T) {
 		waitObject(t, client.ObjectKey{Namespace: ns, Name: "held-run1-" + target}, &batchv1.Job{})
 	}
 
-	setProfileByHand(t, ns, "flipped", v1alpha1.ProfileBulkLoad)
-	if msg := waitBenchEvent(t, b, "ProfileChanged"); !strings.Contains(msg, "flipped") || !strings.Contains(msg, "bulkload") {
-		t.Errorf("ProfileChanged event %q should name the target and the profile found", msg)
-	}
-	eventually(t, "the switched target's run Job is stopped", func() error {
-		return absent(client.ObjectKey{Namespace: ns, Name: "held-run1-flipped"}, &batchv1.Job{})
-	})
-	// The Event and the Job's deletion come before the status write that records the failure.
-	eventually(t, "flipped failed with ProfileChanged", func() error {
-		if ts := targetStatus(getBench(t, b), "flipped"); ts.State != v1alpha1.TargetFailed || ts.Reason != "ProfileChanged" ||
-			!strings.Contains(ts.Message, "bulkload") {
-			return fmt.Errorf("flipped %+v", ts)
+	// The owner's change waits for the lease to end.
+	cm := dbGet(t, ns, "owned").Status.ConfigMapName
+	setProfileByHand(t, ns, "owned", v1alpha1.ProfileBulkLoad)
+	consistently(t, "the owner's profile does not reach a held database", 2*time.Second, func() error {
+		db := dbGet(t, ns, "owned")
+		if db.Status.ObservedGeneration != db.Generation {
+			return nil // not reconciled yet: nothing to judge
 		}
-		return nil
+		if db.Status.Profile != v1alpha1.ProfileWorkload || db.Status.ConfigMapName != cm {
+			return fmt.Errorf("profile %s, ConfigMap %s (was %s)", db.Status.Profile, db.Status.ConfigMapName, cm)
+		}
+		if ts := targetStatus(getBench(t, b), "owned"); ts.State == v1alpha1.TargetFailed {
+			return fmt.Errorf("owned failed: %s", ts.Message)
+		}
+		return absentReason(t, b, "ProfileChanged")
 	})
-	// Held until the Benchmark ends: the profile is restored then, not behind the running Benchmark's back.
-	if p := profileOf(t, ns, "flipped"); p != v1alpha1.ProfileBulkLoad {
-		t.Errorf("profile %s while the Benchmark still runs", p)
+	if c := meta.FindStatusCondition(dbGet(t, ns, "owned").Status.Conditions, v1alpha1.ConditionConfigReady); c == nil ||
+		!strings.Contains(c.Message, "Benchmark held's lease; spec.profile bulkload applies when it ends") {
+		t.Errorf("ConfigReady %+v should say whose profile applies", c)
 	}
 
 	finishBenchJob(t, ns, "held-run1-early", runSummary("early", 1, 100, 10, false), seriesLog(t, "early", 1, 100), false)
@@ -87,34 +106,62 @@ func TestBenchmarkProfileChangedDuringRunIsNotIgnored(t *testing.T) {
 		}
 		return nil
 	})
-	setProfileByHand(t, ns, "early", v1alpha1.ProfileBulkLoad)
+	editLeaseByHand(t, ns, "early", v1alpha1.ProfileBulkLoad)
+	if msg := waitBenchEvent(t, b, "ProfileChanged"); !strings.Contains(msg, "early") || !strings.Contains(msg, "bulkload") {
+		t.Errorf("ProfileChanged event %q should name the target and the profile found", msg)
+	}
 	eventually(t, "early fails although its run is over", func() error {
-		if ts := targetStatus(getBench(t, b), "early"); ts.State != v1alpha1.TargetFailed || ts.Reason != "ProfileChanged" {
+		if ts := targetStatus(getBench(t, b), "early"); ts.State != v1alpha1.TargetFailed || ts.Reason != "ProfileChanged" ||
+			!strings.Contains(ts.Message, "bulkload") {
 			return fmt.Errorf("early %+v", ts)
 		}
 		return nil
 	})
+	// Held until the Benchmark ends: the lease is handed back then, not rewritten behind the running Benchmark's back.
+	if p := dbGet(t, ns, "early").LeaseProfile(); p != v1alpha1.ProfileBulkLoad {
+		t.Errorf("early's lease set back to %s while the Benchmark still runs", p)
+	}
+	waitProfile(t, ns, "early", v1alpha1.ProfileBulkLoad)
 
-	finishBenchJob(t, ns, "held-run1-other", runSummary("other", 1, 100, 10, false), seriesLog(t, "other", 1, 100), false)
+	editLeaseByHand(t, ns, "other", v1alpha1.ProfileBulkLoad)
+	eventually(t, "the rewritten target's run Job is stopped", func() error {
+		return absent(client.ObjectKey{Namespace: ns, Name: "held-run1-other"}, &batchv1.Job{})
+	})
+	eventually(t, "other failed with ProfileChanged", func() error {
+		if ts := targetStatus(getBench(t, b), "other"); ts.State != v1alpha1.TargetFailed || ts.Reason != "ProfileChanged" {
+			return fmt.Errorf("other %+v", ts)
+		}
+		return nil
+	})
+
+	finishBenchJob(t, ns, "held-run1-owned", runSummary("owned", 1, 100, 10, false), seriesLog(t, "owned", 1, 100), false)
 	done := waitBenchPhase(t, b, v1alpha1.BenchmarkCompleted)
 	if c := meta.FindStatusCondition(done.Status.Conditions, v1alpha1.ConditionCompleted); c == nil || c.Reason != "SomeTargetsFailed" ||
 		!strings.Contains(c.Message, "stopped after run 1 of 2") {
 		t.Errorf("Completed condition %+v", c)
 	}
-	if ts := targetStatus(done, "other"); ts.State != v1alpha1.TargetDone || len(ts.Iterations) != 1 {
-		t.Errorf("other %+v", ts)
+	if ts := targetStatus(done, "owned"); ts.State != v1alpha1.TargetDone || len(ts.Iterations) != 1 {
+		t.Errorf("owned %+v", ts)
 	}
-	for _, target := range []string{"flipped", "early"} {
-		waitProfile(t, ns, target, v1alpha1.ProfileWorkload)
+	for _, target := range targets {
 		waitReleased(t, ns, target)
 	}
+	// Each returns to its own profile: the owner's bulkload now applies.
+	waitProfile(t, ns, "owned", v1alpha1.ProfileBulkLoad)
+	waitProfile(t, ns, "early", v1alpha1.ProfileWorkload)
+	waitProfile(t, ns, "other", v1alpha1.ProfileWorkload)
 	for _, j := range jobsOf(t, ns, "held") {
 		if strings.Contains(j.Name, "run2") {
 			t.Errorf("Job %s started with fewer targets", j.Name)
 		}
 	}
+	for _, target := range targets {
+		if p := dbGet(t, ns, target).Spec.Profile; target != "owned" && p != v1alpha1.ProfileWorkload {
+			t.Errorf("%s: the Benchmark wrote spec.profile %s", target, p)
+		}
+	}
 
-	t.Run("switched during the write-only rounds", func(t *testing.T) {
+	t.Run("rewritten during the write-only rounds", func(t *testing.T) {
 		create(t, volumeDB(ns, "aging", v1alpha1.EngineRocksDB, v1alpha1.FlavorPercona))
 		b := benchmark(ns, "rounds", "aging")
 		b.Spec.Prepare = ptr.To(false)
@@ -122,7 +169,7 @@ func TestBenchmarkProfileChangedDuringRunIsNotIgnored(t *testing.T) {
 		create(t, b)
 		finishBenchJob(t, ns, "rounds-verify-aging", verifiedRows("aging"), "", false)
 		waitObject(t, client.ObjectKey{Namespace: ns, Name: "rounds-steady1-aging"}, &batchv1.Job{})
-		setProfileByHand(t, ns, "aging", v1alpha1.ProfileBulkLoad)
+		editLeaseByHand(t, ns, "aging", v1alpha1.ProfileBulkLoad)
 		cur := waitBenchPhase(t, b, v1alpha1.BenchmarkFailed)
 		if ts := targetStatus(cur, "aging"); ts.Reason != "ProfileChanged" {
 			t.Errorf("aging %+v", ts)
@@ -130,11 +177,11 @@ func TestBenchmarkProfileChangedDuringRunIsNotIgnored(t *testing.T) {
 		if err := absent(client.ObjectKey{Namespace: ns, Name: "rounds-steady1-aging"}, &batchv1.Job{}); err != nil {
 			t.Errorf("the round is not stopped: %v", err)
 		}
-		waitProfile(t, ns, "aging", v1alpha1.ProfileWorkload)
 		waitReleased(t, ns, "aging")
+		waitProfile(t, ns, "aging", v1alpha1.ProfileWorkload)
 	})
 
-	t.Run("switched while the operator is down", func(t *testing.T) {
+	t.Run("rewritten while the operator is down", func(t *testing.T) {
 		create(t, volumeDB(ns, "solo", v1alpha1.EngineRocksDB, v1alpha1.FlavorPercona))
 		b := benchmark(ns, "offline", "solo")
 		b.Spec.Prepare = ptr.To(false)
@@ -148,7 +195,7 @@ func TestBenchmarkProfileChangedDuringRunIsNotIgnored(t *testing.T) {
 				restartManager(t)
 			}
 		}()
-		setProfileByHand(t, ns, "solo", v1alpha1.ProfileBulkLoad)
+		editLeaseByHand(t, ns, "solo", v1alpha1.ProfileBulkLoad)
 		finishBenchJob(t, ns, "offline-run1-solo", runSummary("solo", 1, 100, 10, false), seriesLog(t, "solo", 1, 100), false)
 		restartManager(t)
 		restarted = true
@@ -158,11 +205,11 @@ func TestBenchmarkProfileChangedDuringRunIsNotIgnored(t *testing.T) {
 			t.Errorf("solo %+v: a run that ended in another profile than workload must not count", ts)
 		}
 		waitBenchEvent(t, b, "ProfileChanged")
-		waitProfile(t, ns, "solo", v1alpha1.ProfileWorkload)
 		waitReleased(t, ns, "solo")
+		waitProfile(t, ns, "solo", v1alpha1.ProfileWorkload)
 	})
 
-	t.Run("switched and the Benchmark deleted while the operator is down", func(t *testing.T) {
+	t.Run("rewritten and the Benchmark deleted while the operator is down", func(t *testing.T) {
 		create(t, volumeDB(ns, "orphan", v1alpha1.EngineRocksDB, v1alpha1.FlavorPercona))
 		b := benchmark(ns, "deleted", "orphan")
 		b.Spec.Prepare = ptr.To(false)
@@ -176,7 +223,7 @@ func TestBenchmarkProfileChangedDuringRunIsNotIgnored(t *testing.T) {
 				restartManager(t)
 			}
 		}()
-		setProfileByHand(t, ns, "orphan", v1alpha1.ProfileBulkLoad)
+		editLeaseByHand(t, ns, "orphan", v1alpha1.ProfileBulkLoad)
 		if err := k8s.Delete(ctx, getBench(t, b)); err != nil {
 			t.Fatal(err)
 		}
@@ -190,10 +237,46 @@ func TestBenchmarkProfileChangedDuringRunIsNotIgnored(t *testing.T) {
 			}
 			return nil
 		})
-		if p := profileOf(t, ns, "orphan"); p != v1alpha1.ProfileWorkload {
-			t.Errorf("orphan left in profile %s by the deleted Benchmark that held it", p)
-		}
 		waitReleased(t, ns, "orphan")
+		waitProfile(t, ns, "orphan", v1alpha1.ProfileWorkload)
+	})
+
+	t.Run("the Benchmark vanished without handing it back", func(t *testing.T) {
+		create(t, volumeDB(ns, "stray", v1alpha1.EngineRocksDB, v1alpha1.FlavorPercona))
+		b := benchmark(ns, "vanished", "stray")
+		create(t, b)
+		waitObject(t, client.ObjectKey{Namespace: ns, Name: "vanished-prepare-stray"}, &batchv1.Job{})
+		waitProfile(t, ns, "stray", v1alpha1.ProfileBulkLoad)
+		stopManager()
+		restarted := false
+		defer func() {
+			if !restarted {
+				restartManager(t)
+			}
+		}()
+		cur := getBench(t, b)
+		patch := client.MergeFrom(cur.DeepCopy())
+		cur.Finalizers = nil
+		if err := k8s.Patch(ctx, cur, patch); err != nil {
+			t.Fatal(err)
+		}
+		if err := k8s.Delete(ctx, cur); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "the Benchmark is gone", func() error { return absent(client.ObjectKeyFromObject(b), &v1alpha1.Benchmark{}) })
+		// Its lease is still on the database, in bulkload: only the database's reconciler can end it now.
+		if db := dbGet(t, ns, "stray"); db.LeaseProfile() != v1alpha1.ProfileBulkLoad {
+			t.Fatalf("lease %v", db.Annotations)
+		}
+		restartManager(t)
+		restarted = true
+
+		waitReleased(t, ns, "stray")
+		waitProfile(t, ns, "stray", v1alpha1.ProfileWorkload)
+		if msg := waitEvent(t, dbGet(t, ns, "stray"), "LeaseEnded"); !strings.Contains(msg, "Benchmark vanished") ||
+			!strings.Contains(msg, "its own profile (workload)") {
+			t.Errorf("LeaseEnded event %q", msg)
+		}
 	})
 }
 

@@ -17,7 +17,10 @@ import (
 // other's tables. The holder is written on the database (annotations AnnotationBenchmark and
 // AnnotationBenchmarkUID), where kubectl shows it, with optimistic concurrency, so that two Benchmarks cannot
 // both take it even when the operator's cache lags. A Benchmark takes all of its targets, in name order, or
-// none; it releases them once it has handed each back in the workload profile.
+// none. The lease also carries the profile the database runs while held (AnnotationBenchmarkProfile: bulkload
+// for the prepare, workload otherwise); the database's spec.profile is the user's and is never written. When
+// the lease ends the database returns to its own profile, whoever ends it: the Benchmark when it finishes or
+// is deleted, or the ZNSDatabase reconciler when the Benchmark is gone (znsdatabase_lease.go).
 
 func leaseOf(db *v1alpha1.ZNSDatabase) (name, uid string) {
 	a := db.GetAnnotations()
@@ -75,6 +78,7 @@ func (r *BenchmarkReconciler) acquire(ctx context.Context, b *v1alpha1.Benchmark
 		}
 		db.Annotations[v1alpha1.AnnotationBenchmark] = b.Name
 		db.Annotations[v1alpha1.AnnotationBenchmarkUID] = string(b.UID)
+		db.Annotations[v1alpha1.AnnotationBenchmarkProfile] = string(v1alpha1.ProfileWorkload)
 		err := r.Patch(ctx, db, patch)
 		if apierrors.IsConflict(err) {
 			for _, t := range taken {
@@ -98,42 +102,64 @@ func (r *BenchmarkReconciler) release(ctx context.Context, b *v1alpha1.Benchmark
 		return nil
 	}
 	patch := client.MergeFromWithOptions(db.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	delete(db.Annotations, v1alpha1.AnnotationBenchmark)
-	delete(db.Annotations, v1alpha1.AnnotationBenchmarkUID)
+	dropLease(db)
 	return r.Patch(ctx, db, patch)
 }
 
-// releaseAll gives back every target b holds; it runs after the profiles are restored.
+// releaseAll gives back every target b holds; each returns to its own profile (spec.profile) with the lease.
 func (r *BenchmarkReconciler) releaseAll(ctx context.Context, b *v1alpha1.Benchmark) error {
 	for _, tg := range b.Spec.Targets {
 		db, err := r.getDB(ctx, b, tg.Name)
 		if err != nil {
 			return err
 		}
+		ts := targetStatus(b, tg.Name)
 		if db == nil {
+			if ts != nil {
+				ts.ProfileSwitched = false
+			}
 			continue
 		}
+		switched := holds(b, db) && db.LeaseProfile() != db.Spec.Profile
 		if err := r.release(ctx, b, db); err != nil {
 			return err
+		}
+		if ts != nil && ts.ProfileSwitched {
+			ts.ProfileSwitched = false
+		}
+		if switched {
+			event.ProfileSwitched.Emit(b, r.Recorder, db.Name, db.Spec.Profile, "the lease ended: the database's own profile")
 		}
 	}
 	return nil
 }
 
+// setLeaseProfile has a held database run profile p (the ZNSDatabase reconciler then rolls its pod). A
+// database b does not hold is left alone: its profile is its owner's business.
+func (r *BenchmarkReconciler) setLeaseProfile(ctx context.Context, b *v1alpha1.Benchmark, db *v1alpha1.ZNSDatabase, p v1alpha1.Profile) error {
+	if !holds(b, db) || db.Annotations[v1alpha1.AnnotationBenchmarkProfile] == string(p) {
+		return nil
+	}
+	patch := client.MergeFromWithOptions(db.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	db.Annotations[v1alpha1.AnnotationBenchmarkProfile] = string(p)
+	return r.Patch(ctx, db, patch)
+}
+
 // keepsProfile tells whether a target past its prepare (from its row check to the end of its runs, write-only
-// rounds included) still has its database in the workload profile, which is what the runs measure. A database
-// switched away meanwhile (bulkload set by hand) fails its target with ProfileChanged and its Jobs are stopped:
-// figures taken with bulk load on and the binary log off, or across the restart the switch causes, are not the
-// methodology's. The switch back is owed (ProfileSwitched) and made when the lease ends, as for a prepare's:
-// switching it at once would fight whoever switched it while the Benchmark still holds it.
+// rounds included) still has its database held in the workload profile, which is what the runs measure. The
+// user's spec.profile cannot move a held database; only an edit of the lease by hand can. A lease found naming
+// another profile fails its target with ProfileChanged and its Jobs are stopped: figures taken with bulk load
+// on and the binary log off, or across the restart the switch causes, are not the methodology's. The lease is
+// left as found (ProfileSwitched) and ends with the Benchmark: setting it back at once would fight whoever
+// changed it while the Benchmark still holds the database.
 func (r *BenchmarkReconciler) keepsProfile(ctx context.Context, b *v1alpha1.Benchmark, ts *v1alpha1.TargetStatus, db *v1alpha1.ZNSDatabase) (bool, error) {
-	if db.Spec.Profile == v1alpha1.ProfileWorkload || ts.State == v1alpha1.TargetFailed {
+	if db.LeaseProfile() == v1alpha1.ProfileWorkload || ts.State == v1alpha1.TargetFailed {
 		return true, nil
 	}
 	ts.ProfileSwitched = true
 	r.failTarget(b, ts, event.ProfileChanged, failreason.ProfileChanged, fmt.Sprintf(
-		"ZNSDatabase %s is in the %s profile, but this Benchmark holds it for runs in the workload profile (bulk load off, binary log on); its Jobs are stopped and the database goes back to workload when the Benchmark ends",
-		db.Name, db.Spec.Profile))
+		"the lease on ZNSDatabase %s names the %s profile (annotation %s), but this Benchmark holds it for runs in the workload profile (bulk load off, binary log on); its Jobs are stopped and the database returns to its own profile when the Benchmark ends",
+		db.Name, db.LeaseProfile(), v1alpha1.AnnotationBenchmarkProfile))
 	return false, r.stopJobs(ctx, b, ts.Name)
 }
 

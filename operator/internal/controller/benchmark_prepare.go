@@ -6,9 +6,9 @@ import (
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
+	"github.com/zns-mysql/zns-mysql/operator/internal/benchplan"
 	"github.com/zns-mysql/zns-mysql/operator/internal/event"
 	"github.com/zns-mysql/zns-mysql/operator/internal/failreason"
 	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
@@ -63,16 +63,6 @@ func (r *BenchmarkReconciler) precondition(ctx context.Context, b *v1alpha1.Benc
 	}
 	r.setPhase(b, v1alpha1.BenchmarkPreparing, "prepare")
 	return requeue, nil
-}
-
-// setProfile switches a target database's profile (the ZNSDatabase reconciler then rolls its pod).
-func (r *BenchmarkReconciler) setProfile(ctx context.Context, db *v1alpha1.ZNSDatabase, p v1alpha1.Profile) error {
-	if db.Spec.Profile == p {
-		return nil
-	}
-	patch := client.MergeFrom(db.DeepCopy())
-	db.Spec.Profile = p
-	return r.Patch(ctx, db, patch)
 }
 
 // prepare walks each target through: bulkload profile, prepare Job, workload profile, verify Job. Targets move
@@ -148,7 +138,7 @@ func (r *BenchmarkReconciler) prepareTarget(ctx context.Context, b *v1alpha1.Ben
 		if err != nil {
 			return err
 		}
-		if exists || db.Spec.Profile == v1alpha1.ProfileBulkLoad {
+		if exists || db.LeaseProfile() == v1alpha1.ProfileBulkLoad {
 			ts.ProfileSwitched = true
 		}
 		if done {
@@ -166,17 +156,17 @@ func (r *BenchmarkReconciler) prepareTarget(ctx context.Context, b *v1alpha1.Ben
 		if exists {
 			return nil
 		}
-		if db.Spec.Profile != v1alpha1.ProfileBulkLoad {
-			if err := r.setProfile(ctx, db, v1alpha1.ProfileBulkLoad); err != nil {
+		if db.LeaseProfile() != v1alpha1.ProfileBulkLoad {
+			if err := r.setLeaseProfile(ctx, b, db, v1alpha1.ProfileBulkLoad); err != nil {
 				return err
 			}
 			ts.ProfileSwitched = true
 			event.ProfileSwitched.Emit(b, r.Recorder, ts.Name, v1alpha1.ProfileBulkLoad, "to load the tables")
 			return nil
 		}
-		if !availableWith(db, v1alpha1.ProfileBulkLoad) {
-			if r.timedOut(b) {
-				r.failTarget(b, ts, event.TargetUnavailable, failreason.TargetUnavailable, "not Available in the bulkload profile: "+availableMessage(db))
+		if !benchplan.AvailableWith(db, v1alpha1.ProfileBulkLoad) {
+			if benchplan.TimedOut(b, &b.Status, r.now()) {
+				r.failTarget(b, ts, event.TargetUnavailable, failreason.TargetUnavailable, "not Available in the bulkload profile: "+benchplan.AvailableMessage(db))
 				return r.setProfileBack(ctx, b, ts, db)
 			}
 			return nil
@@ -184,13 +174,13 @@ func (r *BenchmarkReconciler) prepareTarget(ctx context.Context, b *v1alpha1.Ben
 		_, _, err = r.runJob(ctx, b, resources.BenchPhasePrepare, 0, db, time.Time{})
 		return err
 	case v1alpha1.TargetPrepared:
-		if ts.ProfileSwitched || db.Spec.Profile != v1alpha1.ProfileWorkload {
+		if ts.ProfileSwitched || db.LeaseProfile() != v1alpha1.ProfileWorkload {
 			ts.ProfileSwitched = true
 			return r.setProfileBack(ctx, b, ts, db)
 		}
-		if !availableWith(db, v1alpha1.ProfileWorkload) {
-			if r.timedOut(b) {
-				r.failTarget(b, ts, event.TargetUnavailable, failreason.TargetUnavailable, "not Available in the workload profile after prepare: "+availableMessage(db))
+		if !benchplan.AvailableWith(db, v1alpha1.ProfileWorkload) {
+			if benchplan.TimedOut(b, &b.Status, r.now()) {
+				r.failTarget(b, ts, event.TargetUnavailable, failreason.TargetUnavailable, "not Available in the workload profile after prepare: "+benchplan.AvailableMessage(db))
 			}
 			return nil
 		}
@@ -220,37 +210,15 @@ func (r *BenchmarkReconciler) prepareTarget(ctx context.Context, b *v1alpha1.Ben
 	return nil
 }
 
-// setProfileBack returns a target to the workload profile; the switch is owed until it is done.
+// setProfileBack sets a target's lease back to the workload profile; the switch is owed until it is done.
 func (r *BenchmarkReconciler) setProfileBack(ctx context.Context, b *v1alpha1.Benchmark, ts *v1alpha1.TargetStatus, db *v1alpha1.ZNSDatabase) error {
 	if !ts.ProfileSwitched {
 		return nil
 	}
-	if err := r.setProfile(ctx, db, v1alpha1.ProfileWorkload); err != nil {
+	if err := r.setLeaseProfile(ctx, b, db, v1alpha1.ProfileWorkload); err != nil {
 		return err
 	}
 	ts.ProfileSwitched = false
 	event.ProfileSwitched.Emit(b, r.Recorder, ts.Name, v1alpha1.ProfileWorkload, "bulk load off, binary log on")
-	return nil
-}
-
-// restoreProfiles hands every database the benchmark switched back in the workload profile.
-func (r *BenchmarkReconciler) restoreProfiles(ctx context.Context, b *v1alpha1.Benchmark) error {
-	for i := range b.Status.Targets {
-		ts := &b.Status.Targets[i]
-		if !ts.ProfileSwitched {
-			continue
-		}
-		db, err := r.getDB(ctx, b, ts.Name)
-		if err != nil {
-			return err
-		}
-		if db == nil {
-			ts.ProfileSwitched = false
-			continue
-		}
-		if err := r.setProfileBack(ctx, b, ts, db); err != nil {
-			return err
-		}
-	}
 	return nil
 }

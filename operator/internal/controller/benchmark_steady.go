@@ -10,6 +10,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
+	"github.com/zns-mysql/zns-mysql/operator/internal/benchplan"
 	"github.com/zns-mysql/zns-mysql/operator/internal/benchresult"
 	"github.com/zns-mysql/zns-mysql/operator/internal/event"
 	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
@@ -24,18 +25,13 @@ func steadyRule(s *v1alpha1.SteadyStateSpec) steadystate.Rule {
 	return steadystate.Rule{Window: int(s.Window), RangePct: float64(s.MaxRangePercent), ExcursionPct: float64(s.MaxSlopeExcursionPercent)}
 }
 
-// steadyRequired tells whether the methodology wants the target in steady state before its runs.
-func steadyRequired(b *v1alpha1.Benchmark, db *v1alpha1.ZNSDatabase) bool {
-	return !db.IsZoned() || b.Spec.SteadyState != nil && b.Spec.SteadyState.AllTargets
-}
-
 // markSteadyState records, for a Benchmark without the write-only phase, which targets start their runs
 // without it: their results carry the mark.
 func markSteadyState(b *v1alpha1.Benchmark, ts *v1alpha1.TargetStatus, db *v1alpha1.ZNSDatabase) {
 	if ts.SteadyState != nil || b.Spec.SteadyState != nil {
 		return
 	}
-	st := &v1alpha1.SteadyStateStatus{Required: steadyRequired(b, db), Skipped: notRequired}
+	st := &v1alpha1.SteadyStateStatus{Required: benchplan.SteadyRequired(b, db), Skipped: notRequired}
 	if st.Required {
 		st.Skipped = "no write-only phase ran (spec.steadyState is not set)"
 	}
@@ -62,7 +58,7 @@ func (r *BenchmarkReconciler) steadyState(ctx context.Context, b *v1alpha1.Bench
 			continue
 		}
 		if ts.SteadyState == nil {
-			ts.SteadyState = &v1alpha1.SteadyStateStatus{Required: steadyRequired(b, db)}
+			ts.SteadyState = &v1alpha1.SteadyStateStatus{Required: benchplan.SteadyRequired(b, db)}
 			if !ts.SteadyState.Required {
 				ts.SteadyState.Skipped = notRequired
 			}

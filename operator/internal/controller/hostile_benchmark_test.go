@@ -103,8 +103,9 @@ func TestHostile01TwoBenchmarksOneDatabase(t *testing.T) {
 	}
 	consistently(t, "a waiting Benchmark changes nothing on the database", 2*time.Second, func() error {
 		db := dbGet(t, ns, "shared")
-		if db.Generation != before.Generation || db.Spec.Profile != v1alpha1.ProfileBulkLoad {
-			return fmt.Errorf("database generation %d -> %d, profile %s", before.Generation, db.Generation, db.Spec.Profile)
+		if db.Generation != before.Generation || db.LeaseProfile() != v1alpha1.ProfileBulkLoad ||
+			db.Annotations[v1alpha1.AnnotationBenchmarkUID] != before.Annotations[v1alpha1.AnnotationBenchmarkUID] {
+			return fmt.Errorf("database generation %d -> %d, lease %v", before.Generation, db.Generation, db.Annotations)
 		}
 		if db.Annotations[v1alpha1.AnnotationBenchmark] != "first" {
 			return fmt.Errorf("holder %q", db.Annotations[v1alpha1.AnnotationBenchmark])
@@ -331,8 +332,8 @@ func TestHostile10MissingTargets(t *testing.T) {
 			return fmt.Errorf("Job %s", jobs[0].Name)
 		}
 		here := dbGet(t, ns, "here")
-		if h := here.Annotations[v1alpha1.AnnotationBenchmark]; h != "" || here.Spec.Profile != v1alpha1.ProfileWorkload {
-			return fmt.Errorf("here held by %q in profile %s", h, here.Spec.Profile)
+		if h := here.Annotations[v1alpha1.AnnotationBenchmark]; h != "" || here.Status.Profile != v1alpha1.ProfileWorkload {
+			return fmt.Errorf("here held by %q in profile %s", h, here.Status.Profile)
 		}
 		return nil
 	})

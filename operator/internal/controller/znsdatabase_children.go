@@ -104,8 +104,8 @@ func randomPassword(n int) (string, error) {
 	return string(b), nil
 }
 
-// MyCnfInput is the generator input for db, shared with tests.
-func MyCnfInput(db *v1alpha1.ZNSDatabase) mycnf.Input {
+// MyCnfInput is the generator input for db in the given profile, shared with tests.
+func MyCnfInput(db *v1alpha1.ZNSDatabase, profile v1alpha1.Profile) mycnf.Input {
 	var zenfsDevice string
 	if db.UsesZenFS() {
 		zenfsDevice = db.ZonedDeviceName()
@@ -113,7 +113,7 @@ func MyCnfInput(db *v1alpha1.ZNSDatabase) mycnf.Input {
 	return mycnf.Input{
 		Flavor:           mycnf.Flavor(db.Spec.Flavor),
 		Engine:           mycnf.Engine(db.Spec.Engine),
-		Profile:          mycnf.Profile(db.Spec.Profile),
+		Profile:          mycnf.Profile(profile),
 		ZenFSDevice:      zenfsDevice,
 		MemoryLimitBytes: resources.MemoryLimitBytes(db),
 		DataDir:          v1alpha1.DataDir,
@@ -128,7 +128,7 @@ func MyCnfInput(db *v1alpha1.ZNSDatabase) mycnf.Input {
 // reconcileConfigMap generates my.cnf and applies it under a content-hash name.
 func (r *ZNSDatabaseReconciler) reconcileConfigMap(ctx context.Context, st *state) (*ctrl.Result, error) {
 	db := st.db
-	cnf, err := mycnf.Generate(MyCnfInput(db))
+	cnf, err := mycnf.Generate(MyCnfInput(db, st.profile))
 	if err != nil {
 		msg := fmt.Sprintf("cannot generate the mysqld configuration: %v", err)
 		if !isBlockedBy(db, v1alpha1.ReasonInvalidConfig) {
@@ -144,11 +144,21 @@ func (r *ZNSDatabaseReconciler) reconcileConfigMap(ctx context.Context, st *stat
 	}
 	if db.Status.ConfigMapName != name {
 		event.ConfigUpdated.Emit(db, r.Recorder, name)
+		// A lease's profile changes the configuration without a new generation, so the condition's
+		// observedGeneration cannot tell that Available described the previous one: it is withdrawn here, in
+		// the same status write as status.profile, until the pod runs the new configuration.
+		if db.Status.ConfigMapName != "" && isAvailable(db) {
+			setCondition(db, v1alpha1.ConditionAvailable, metav1.ConditionFalse, v1alpha1.ReasonStarting,
+				fmt.Sprintf("the configuration changed (%s profile, ConfigMap %s): waiting for pod %s to run it", st.profile, name, db.PodName()))
+		}
 	}
 	st.configMapName = name
 	db.Status.ConfigMapName = name
-	setCondition(db, v1alpha1.ConditionConfigReady, metav1.ConditionTrue, v1alpha1.ReasonGenerated,
-		fmt.Sprintf("%s profile for %s on %s in ConfigMap %s", db.Spec.Profile, db.Spec.Engine, db.Spec.Flavor, name))
+	msg := fmt.Sprintf("%s profile for %s on %s in ConfigMap %s", st.profile, db.Spec.Engine, db.Spec.Flavor, name)
+	if st.heldBy != "" {
+		msg += fmt.Sprintf(" (the profile of Benchmark %s's lease; spec.profile %s applies when it ends)", st.heldBy, db.Spec.Profile)
+	}
+	setCondition(db, v1alpha1.ConditionConfigReady, metav1.ConditionTrue, v1alpha1.ReasonGenerated, msg)
 	return nil, nil
 }
 

@@ -18,10 +18,13 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	crevent "sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
@@ -57,6 +60,8 @@ type ZNSDatabaseReconciler struct {
 	// BenchImage is the image of the drive sidecar a device database's format Job may carry
 	// (storage.device.precondition.driveCounters).
 	BenchImage string
+	// APIReader reads past the cache where a stale answer would do harm (whether a lease's Benchmark exists).
+	APIReader client.Reader
 }
 
 // +kubebuilder:rbac:groups=zns-mysql.dev,resources=znsdatabases,verbs=get;list;watch;update;patch
@@ -95,6 +100,7 @@ func (r *ZNSDatabaseReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	st := &state{db: db}
 	result, err := r.runSteps(ctx, st,
 		r.reconcileSecret,
+		r.reconcileProfile,
 		r.reconcileConfigMap,
 		r.reconcileService,
 		r.reconcileDeviceConflict,
@@ -123,6 +129,10 @@ type state struct {
 	db            *v1alpha1.ZNSDatabase
 	configMapName string
 	image         string
+	// profile is the profile of the configuration (status.profile); heldBy names the Benchmark whose lease set
+	// it ("" when it is spec.profile).
+	profile v1alpha1.Profile
+	heldBy  string
 }
 
 // step is one child's reconcile. It returns a non-nil result when reconciling must stop here (blocked on
@@ -227,8 +237,28 @@ func (r *ZNSDatabaseReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&rbacv1.RoleBinding{}).
 		// Pods carry the init containers' reports; they are owned by the StatefulSet and the Job, not by us.
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToDatabase)).
+		// A Benchmark that goes without handing its databases back (its finalizer removed by hand) leaves a
+		// lease that only this reconciler ends; its other changes are the Benchmark reconciler's business.
+		Watches(&v1alpha1.Benchmark{}, handler.EnqueueRequestsFromMapFunc(benchmarkTargets),
+			builder.WithPredicates(predicate.Funcs{
+				CreateFunc:  func(crevent.CreateEvent) bool { return false },
+				UpdateFunc:  func(crevent.UpdateEvent) bool { return false },
+				GenericFunc: func(crevent.GenericEvent) bool { return false },
+			})).
 		Named("znsdatabase").
 		Complete(r)
+}
+
+func benchmarkTargets(_ context.Context, obj client.Object) []reconcile.Request {
+	b, ok := obj.(*v1alpha1.Benchmark)
+	if !ok {
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(b.Spec.Targets))
+	for _, t := range b.Spec.Targets {
+		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: b.Namespace, Name: t.Name}})
+	}
+	return out
 }
 
 func podToDatabase(_ context.Context, obj client.Object) []reconcile.Request {
@@ -258,6 +288,7 @@ func SetupZNSDatabase(mgr ctrl.Manager, opts Options) error {
 		PreflightRetry: opts.PreflightRetry,
 		BlockedRetry:   opts.BlockedRetry,
 		BenchImage:     opts.BenchImage,
+		APIReader:      mgr.GetAPIReader(),
 	}
 	knownOutcomes()
 	return r.SetupWithManager(mgr)

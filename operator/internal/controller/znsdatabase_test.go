@@ -400,9 +400,13 @@ func TestConfigChangeRollsThePod(t *testing.T) {
 	})
 	var second string
 	eventually(t, "new ConfigMap in status", func() error {
-		second = get(t, db).Status.ConfigMapName
+		cur := get(t, db)
+		second = cur.Status.ConfigMapName
 		if second == first || second == "" {
 			return fmt.Errorf("configMapName still %q", second)
+		}
+		if cur.Status.Profile != v1alpha1.ProfileBulkLoad {
+			return fmt.Errorf("status.profile %q with the bulkload ConfigMap", cur.Status.Profile)
 		}
 		return nil
 	})

@@ -29,20 +29,22 @@ var (
 	SecretGenerated  = Event{corev1.EventTypeNormal, "SecretGenerated", "generated root password Secret %q"}
 	ConfigInvalid    = Event{corev1.EventTypeWarning, "InvalidConfig", "%s"}
 	ConfigUpdated    = Event{corev1.EventTypeNormal, "ConfigUpdated", "mysqld configuration is now in ConfigMap %q"}
-	DeviceConflict   = Event{corev1.EventTypeWarning, "DeviceConflict", "%s"}
-	ClaimInvalid     = Event{corev1.EventTypeWarning, "InvalidClaim", "%s"}
-	ClaimUnbound     = Event{corev1.EventTypeWarning, "ClaimUnbound", "%s"}
-	PreflightFailed  = Event{corev1.EventTypeWarning, "PreflightFailed", "%s"}
-	DeviceRefused    = Event{corev1.EventTypeWarning, "DeviceRefused", "%s"}
-	DeviceAccepted   = Event{corev1.EventTypeNormal, "DeviceAccepted", "%s"}
-	DeviceWarning    = Event{corev1.EventTypeWarning, "DeviceWarning", "%s"}
-	DeviceBusy       = Event{corev1.EventTypeWarning, "DeviceBusy", "%s"}
-	FormatRefused    = Event{corev1.EventTypeWarning, "FormatRefused", "%s"}
-	FormatFailed     = Event{corev1.EventTypeWarning, "FormatFailed", "%s"}
-	Formatted        = Event{corev1.EventTypeNormal, "Formatted", "%s"}
-	SpaceFailed      = Event{corev1.EventTypeWarning, "ZenFSSpaceFailed", "%s"}
-	Available        = Event{corev1.EventTypeNormal, "Available", "mysqld is ready at %s"}
-	Unavailable      = Event{corev1.EventTypeWarning, "Unavailable", "%s"}
+	// LeaseEnded: the Benchmark holding the database is gone without handing it back; its own profile applies.
+	LeaseEnded      = Event{corev1.EventTypeNormal, "LeaseEnded", "Benchmark %s, which held this database, is gone: the lease is removed and the database returns to its own profile (%s)"}
+	DeviceConflict  = Event{corev1.EventTypeWarning, "DeviceConflict", "%s"}
+	ClaimInvalid    = Event{corev1.EventTypeWarning, "InvalidClaim", "%s"}
+	ClaimUnbound    = Event{corev1.EventTypeWarning, "ClaimUnbound", "%s"}
+	PreflightFailed = Event{corev1.EventTypeWarning, "PreflightFailed", "%s"}
+	DeviceRefused   = Event{corev1.EventTypeWarning, "DeviceRefused", "%s"}
+	DeviceAccepted  = Event{corev1.EventTypeNormal, "DeviceAccepted", "%s"}
+	DeviceWarning   = Event{corev1.EventTypeWarning, "DeviceWarning", "%s"}
+	DeviceBusy      = Event{corev1.EventTypeWarning, "DeviceBusy", "%s"}
+	FormatRefused   = Event{corev1.EventTypeWarning, "FormatRefused", "%s"}
+	FormatFailed    = Event{corev1.EventTypeWarning, "FormatFailed", "%s"}
+	Formatted       = Event{corev1.EventTypeNormal, "Formatted", "%s"}
+	SpaceFailed     = Event{corev1.EventTypeWarning, "ZenFSSpaceFailed", "%s"}
+	Available       = Event{corev1.EventTypeNormal, "Available", "mysqld is ready at %s"}
+	Unavailable     = Event{corev1.EventTypeWarning, "Unavailable", "%s"}
 	// NotOnZenFS: a ZenFS database's running mysqld does not keep MyRocks on the device (its rocksdb_fs_uri, as
 	// the readiness helper read it); the database is not Available.
 	NotOnZenFS     = Event{corev1.EventTypeWarning, "NotOnZenFS", "%s"}
