@@ -17,17 +17,48 @@ import (
 	"github.com/zns-mysql/zns-mysql/operator/internal/failreason"
 )
 
-// Action is something the reconciler does outside the Benchmark's status.
-type Action string
+// ActionKind names something the reconciler does outside the Benchmark's status.
+type ActionKind string
 
 const (
 	// Acquire takes the lease on every target for the Benchmark, in name order, all or none.
-	Acquire Action = "Acquire"
+	Acquire ActionKind = "Acquire"
 	// ReleaseAll ends every lease the Benchmark holds: a waiting Benchmark holds nothing.
-	ReleaseAll Action = "ReleaseAll"
+	ReleaseAll ActionKind = "ReleaseAll"
 	// Settle leaves nothing behind an ended Benchmark: its Jobs stopped, its leases ended.
-	Settle Action = "Settle"
+	Settle ActionKind = "Settle"
+	// SetLeaseProfile has the held database Target run Profile.
+	SetLeaseProfile ActionKind = "SetLeaseProfile"
+	// CreateJob creates the runner Job of Phase (iteration Iteration) for Target; one the API server refuses
+	// fails the target (JobRejected).
+	CreateJob ActionKind = "CreateJob"
+	// StopJobs deletes the unfinished Jobs of Target.
+	StopJobs ActionKind = "StopJobs"
 )
+
+// Action is one thing to do, with what it applies to.
+type Action struct {
+	Kind      ActionKind
+	Target    string
+	Phase     string
+	Iteration int32
+	Profile   v1alpha1.Profile
+}
+
+// String is how a test or a log names the action.
+func (a Action) String() string {
+	s := string(a.Kind)
+	if a.Target != "" {
+		s += " " + a.Target
+	}
+	if a.Phase != "" {
+		s += fmt.Sprintf(" %s/%d", a.Phase, a.Iteration)
+	}
+	if a.Profile != "" {
+		s += " " + string(a.Profile)
+	}
+	return s
+}
 
 // Emit is an Event to record on the Benchmark.
 type Emit struct {
@@ -49,8 +80,12 @@ type Plan struct {
 	RequeueAfter time.Duration
 }
 
-// Has tells whether the plan carries action a.
-func (p *Plan) Has(a Action) bool { return slices.Contains(p.Actions, a) }
+// Has tells whether the plan carries an action of kind k.
+func (p *Plan) Has(k ActionKind) bool {
+	return slices.ContainsFunc(p.Actions, func(a Action) bool { return a.Kind == k })
+}
+
+func (p *Plan) act(a Action) { p.Actions = append(p.Actions, a) }
 
 func (p *Plan) emit(e event.Event, args ...any) {
 	p.Events = append(p.Events, Emit{Event: e, Args: args})

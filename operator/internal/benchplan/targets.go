@@ -69,7 +69,7 @@ func Targets(obs TargetsObserved) Plan {
 			"waiting for ZNSDatabase %s in namespace %s: the Benchmark runs only with all %d of its targets, and fails if they do not exist within %ds",
 			strings.Join(missing, ", "), b.Namespace, len(b.Spec.Targets), b.Spec.TargetTimeoutSeconds))
 		// A target deleted after the others were taken: a waiting Benchmark holds nothing.
-		p.Actions = append(p.Actions, ReleaseAll)
+		p.act(Action{Kind: ReleaseAll})
 		if !TimedOut(b, st, obs.Now) {
 			p.RequeueAfter = MissingRetry
 			return p
@@ -97,7 +97,7 @@ func Targets(obs TargetsObserved) Plan {
 	}
 	for _, db := range dbs {
 		if db.Annotations[v1alpha1.AnnotationBenchmarkUID] != string(b.UID) {
-			p.Actions = append(p.Actions, Acquire)
+			p.act(Action{Kind: Acquire})
 			p.Requeue = true
 			return p
 		}
@@ -182,6 +182,6 @@ func (p *Plan) failTarget(ts *v1alpha1.TargetStatus, e event.Event, reason, msg 
 // abort ends the Benchmark as Failed and has the reconciler settle it.
 func (p *Plan) abort(b *v1alpha1.Benchmark, now time.Time, reason, msg string) {
 	p.Events = append(p.Events, Abort(&p.Status, b.Generation, reason, msg, now))
-	p.Actions = append(p.Actions, Settle)
+	p.act(Action{Kind: Settle})
 	p.Requeue, p.RequeueAfter = false, 0
 }

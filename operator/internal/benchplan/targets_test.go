@@ -1,6 +1,7 @@
 package benchplan
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -74,7 +75,7 @@ func TestTargets(t *testing.T) {
 		phase    v1alpha1.BenchmarkPhase
 		ready    string // TargetsReady's reason
 		events   []string
-		actions  []Action
+		actions  []ActionKind
 		requeue  bool
 		after    time.Duration
 		failed   map[string]string // target -> reason
@@ -83,12 +84,12 @@ func TestTargets(t *testing.T) {
 		{name: "a target missing: wait, holding nothing",
 			obs:   TargetsObserved{Databases: dbs(database("a", true, v1alpha1.ProfileWorkload)), Now: t0.Add(time.Second)},
 			phase: v1alpha1.BenchmarkWaitingForTargets, ready: v1alpha1.ReasonTargetsMissing, events: []string{"TargetsMissing"},
-			actions: []Action{ReleaseAll}, after: MissingRetry,
+			actions: []ActionKind{ReleaseAll}, after: MissingRetry,
 			messages: []string{"waiting for ZNSDatabase b in namespace ns: the Benchmark runs only with all 2 of its targets, and fails if they do not exist within 600s"}},
 		{name: "a target missing past the timeout: the Benchmark fails",
 			obs:   TargetsObserved{Databases: dbs(database("a", false, v1alpha1.ProfileWorkload)), Now: late},
 			phase: v1alpha1.BenchmarkFailed, ready: v1alpha1.ReasonTargetsMissing,
-			events: []string{"TargetsMissing", "TargetNotFound", "Failed"}, actions: []Action{ReleaseAll, Settle},
+			events: []string{"TargetsMissing", "TargetNotFound", "Failed"}, actions: []ActionKind{ReleaseAll, Settle},
 			failed:   map[string]string{"b": "TargetNotFound"},
 			messages: []string{"ZNSDatabase b did not appear in namespace ns within 600s"}},
 		{name: "a target held by another Benchmark: wait without a limit, take nothing",
@@ -98,7 +99,7 @@ func TestTargets(t *testing.T) {
 			messages: []string{"ZNSDatabase b is used by Benchmark other: a database serves one Benchmark at a time"}},
 		{name: "free but not held yet: take them",
 			obs:   TargetsObserved{Databases: dbs(database("a", true, v1alpha1.ProfileWorkload), database("b", false, v1alpha1.ProfileWorkload)), Now: t0},
-			phase: v1alpha1.BenchmarkWaitingForTargets, actions: []Action{Acquire}, requeue: true},
+			phase: v1alpha1.BenchmarkWaitingForTargets, actions: []ActionKind{Acquire}, requeue: true},
 		{name: "held, one not Available in the workload profile: wait",
 			obs:   TargetsObserved{Databases: dbs(database("a", true, v1alpha1.ProfileWorkload), database("b", true, v1alpha1.ProfileBulkLoad)), Now: t0.Add(time.Minute)},
 			phase: v1alpha1.BenchmarkWaitingForTargets, ready: v1alpha1.ReasonTargetsUnavailable, events: []string{"TargetUnavailable"},
@@ -107,13 +108,13 @@ func TestTargets(t *testing.T) {
 		{name: "held, one not Available past the timeout: the Benchmark fails",
 			obs:   TargetsObserved{Databases: dbs(database("a", true, v1alpha1.ProfileWorkload), database("b", true, "")), Now: late},
 			phase: v1alpha1.BenchmarkFailed, ready: v1alpha1.ReasonTargetsUnavailable,
-			events: []string{"TargetUnavailable", "TargetUnavailable", "Failed"}, actions: []Action{Settle},
+			events: []string{"TargetUnavailable", "TargetUnavailable", "Failed"}, actions: []ActionKind{Settle},
 			failed:   map[string]string{"b": "TargetUnavailable"},
 			messages: []string{"targets not Available in time: b: Starting (m)"}},
 		{name: "ready, but a server allows fewer connections than the runs open: the Benchmark fails before any Job",
 			obs: TargetsObserved{Databases: dbs(database("a", true, v1alpha1.ProfileWorkload), database("b", true, v1alpha1.ProfileWorkload)),
 				MaxConnections: map[string]int64{"a": 151, "b": 16}, Now: t0},
-			phase: v1alpha1.BenchmarkFailed, events: []string{"TooFewConnections", "Failed"}, actions: []Action{Settle},
+			phase: v1alpha1.BenchmarkFailed, events: []string{"TooFewConnections", "Failed"}, actions: []ActionKind{Settle},
 			failed:   map[string]string{"b": "TooFewConnections"},
 			messages: []string{"target b allows 16 connections (max_connections), the Benchmark opens up to 17 (threads 16 + 1 for the runner): raise spec.config max_connections on b or lower threads"}},
 		{name: "ready: on to the prepare",
@@ -154,7 +155,11 @@ func TestTargets(t *testing.T) {
 			if got := strings.Join(reasons(p), ","); got != strings.Join(tc.events, ",") {
 				t.Errorf("events %s, want %s", got, strings.Join(tc.events, ","))
 			}
-			if got, want := join(p.Actions), join(tc.actions); got != want {
+			var kinds []ActionKind
+			for _, a := range p.Actions {
+				kinds = append(kinds, a.Kind)
+			}
+			if got, want := join(kinds), join(tc.actions); got != want {
 				t.Errorf("actions %s, want %s", got, want)
 			}
 			if p.Requeue != tc.requeue || p.RequeueAfter != tc.after {
@@ -186,10 +191,10 @@ func TestTargets(t *testing.T) {
 	}
 }
 
-func join(a []Action) string {
+func join[T any](a []T) string {
 	var s []string
 	for _, x := range a {
-		s = append(s, string(x))
+		s = append(s, fmt.Sprint(x))
 	}
 	return strings.Join(s, ",")
 }

@@ -142,23 +142,12 @@ func (r *BenchmarkReconciler) failTarget(b *v1alpha1.Benchmark, ts *v1alpha1.Tar
 // failedBeforeRun ends the Benchmark when a target failed before the runs: it never runs with fewer targets
 // than it lists, since a comparison of other targets than those asked for is another comparison.
 func (r *BenchmarkReconciler) failedBeforeRun(ctx context.Context, b *v1alpha1.Benchmark, step string) (ctrl.Result, bool, error) {
-	var failed []string
-	for _, ts := range b.Status.Targets {
-		if ts.State == v1alpha1.TargetFailed {
-			failed = append(failed, fmt.Sprintf("%s (%s: %s)", ts.Name, ts.Reason, firstLine(ts.Message)))
-		}
-	}
-	if len(failed) == 0 {
+	msg, failed := benchplan.FailedBeforeRun(&b.Status, step)
+	if !failed {
 		return ctrl.Result{}, false, nil
 	}
-	res, err := r.abort(ctx, b, v1alpha1.ReasonTargetFailed, fmt.Sprintf("target %s failed while %s; the Benchmark runs only with all of its targets, so no run started",
-		strings.Join(failed, ", "), step))
+	res, err := r.abort(ctx, b, v1alpha1.ReasonTargetFailed, msg)
 	return res, true, err
-}
-
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return line
 }
 
 // abort ends the Benchmark as Failed without results: its Jobs are stopped, its targets handed back.
@@ -181,15 +170,7 @@ func (r *BenchmarkReconciler) settle(ctx context.Context, b *v1alpha1.Benchmark)
 }
 
 // active are the targets that have not failed.
-func active(b *v1alpha1.Benchmark) []*v1alpha1.TargetStatus {
-	var out []*v1alpha1.TargetStatus
-	for i := range b.Status.Targets {
-		if b.Status.Targets[i].State != v1alpha1.TargetFailed {
-			out = append(out, &b.Status.Targets[i])
-		}
-	}
-	return out
-}
+func active(b *v1alpha1.Benchmark) []*v1alpha1.TargetStatus { return benchplan.Active(&b.Status) }
 
 // finish ends the benchmark: Completed when at least one target has results, Failed otherwise.
 func (r *BenchmarkReconciler) finish(ctx context.Context, b *v1alpha1.Benchmark, why string) (ctrl.Result, error) {

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
+	"github.com/zns-mysql/zns-mysql/operator/internal/benchplan"
 	"github.com/zns-mysql/zns-mysql/operator/internal/drivereport"
 	"github.com/zns-mysql/zns-mysql/operator/internal/event"
 	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
@@ -21,43 +22,54 @@ import (
 // the runner's Job finished, before it records the figures as missing.
 const driveSidecarSlack = time.Minute
 
-// driveOutcome reads what the drive sidecar reported for a finished Job of one phase of one target (spec.drive);
-// nil without spec.drive. pending is true while the sidecar still finishes: the kubelet stops it only after the
-// runner ended, and it then reads the last counters and runs the rest of the trace through the model.
+// driveOutcome reads what the drive sidecar reported for a finished Job of one phase of one target (spec.drive)
+// and records the Events reading it found; nil without spec.drive. pending is true while the sidecar still
+// finishes: the kubelet stops it only after the runner ended, and it then reads the last counters and runs the
+// rest of the trace through the model.
 func (r *BenchmarkReconciler) driveOutcome(ctx context.Context, b *v1alpha1.Benchmark, phase string, it int32, db *v1alpha1.ZNSDatabase, transactions int64) (*v1alpha1.DriveFigures, bool, error) {
+	figures, pending, events, err := r.driveView(ctx, b, phase, it, db, transactions)
+	for _, e := range events {
+		e.Event.Emit(b, r.Recorder, e.Args...)
+	}
+	return figures, pending, err
+}
+
+// driveView is driveOutcome without recording anything: the Events are returned for the decision to record.
+func (r *BenchmarkReconciler) driveView(ctx context.Context, b *v1alpha1.Benchmark, phase string, it int32, db *v1alpha1.ZNSDatabase, transactions int64) (*v1alpha1.DriveFigures, bool, []benchplan.Emit, error) {
 	if !b.Spec.Drive.Enabled() {
-		return nil, false, nil
+		return nil, false, nil, nil
 	}
 	in, err := r.jobInput(ctx, b, phase, it, db, time.Time{})
 	if err != nil {
-		return nil, false, err
+		return nil, false, nil, err
 	}
 	plan := resources.PlanDrive(b, in)
 	if !plan.Sidecar() {
-		return &v1alpha1.DriveFigures{CountersUnavailable: plan.CountersUnavailable, ModelUnavailable: plan.ModelUnavailable}, false, nil
+		return &v1alpha1.DriveFigures{CountersUnavailable: plan.CountersUnavailable, ModelUnavailable: plan.ModelUnavailable}, false, nil, nil
 	}
 	job := &batchv1.Job{}
 	if err := r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: resources.BenchJobName(b, phase, it, db.Name)}, job); err != nil {
-		return nil, false, client.IgnoreNotFound(err)
+		return nil, false, nil, client.IgnoreNotFound(err)
 	}
 	pod, _, err := r.jobPod(ctx, b, job)
 	if err != nil {
-		return nil, false, err
+		return nil, false, nil, err
 	}
 	_, _, finishedAt := jobFinished(job)
 	rep, pending, missing := sidecarReport(pod, finishedAt, r.now())
 	if pending {
-		return nil, true, nil
+		return nil, true, nil, nil
 	}
 	what := phaseLabel(phase, it)
 	if missing != "" {
-		event.DriveFiguresMissing.Emit(b, r.Recorder, db.Name, what, missing)
-		return &v1alpha1.DriveFigures{Device: in.DeviceName(), CountersUnavailable: missing, ModelUnavailable: missing}, false, nil
+		return &v1alpha1.DriveFigures{Device: in.DeviceName(), CountersUnavailable: missing, ModelUnavailable: missing}, false,
+			[]benchplan.Emit{{Event: event.DriveFiguresMissing, Args: []any{db.Name, what, missing}}}, nil
 	}
+	var events []benchplan.Emit
 	if rep.CountersReset {
-		event.DriveCountersReset.Emit(b, r.Recorder, db.Name, what, rep.CountersUnavailable)
+		events = append(events, benchplan.Emit{Event: event.DriveCountersReset, Args: []any{db.Name, what, rep.CountersUnavailable}})
 	}
-	return driveFigures(rep, transactions), false, nil
+	return driveFigures(rep, transactions), false, events, nil
 }
 
 func phaseLabel(phase string, it int32) string {

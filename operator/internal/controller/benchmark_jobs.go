@@ -50,6 +50,25 @@ func (r *BenchmarkReconciler) runJob(ctx context.Context, b *v1alpha1.Benchmark,
 	if err != nil || exists {
 		return sum, done, err
 	}
+	if sum, rejected, err := r.applyJob(ctx, b, phase, it, db, startAt); err != nil || rejected {
+		return sum, rejected, err
+	}
+	return benchresult.Summary{}, false, nil
+}
+
+// createJob is the CreateJob action of a decision: a Job the API server refuses fails its target (JobRejected).
+func (r *BenchmarkReconciler) createJob(ctx context.Context, b *v1alpha1.Benchmark, phase string, it int32, db *v1alpha1.ZNSDatabase) error {
+	sum, rejected, err := r.applyJob(ctx, b, phase, it, db, time.Time{})
+	if rejected {
+		r.failTarget(b, targetStatus(b, db.Name), event.RunFailed, sum.Reason, sum.Error)
+	}
+	return err
+}
+
+// applyJob creates the Job of one phase for one target. rejected (with a summary that says why) when the API
+// server refuses it as invalid: only it can tell (say, requests above limits in spec.resources), and that is a
+// failed step, not a retry.
+func (r *BenchmarkReconciler) applyJob(ctx context.Context, b *v1alpha1.Benchmark, phase string, it int32, db *v1alpha1.ZNSDatabase, startAt time.Time) (benchresult.Summary, bool, error) {
 	in, err := r.jobInput(ctx, b, phase, it, db, startAt)
 	if err != nil {
 		return benchresult.Summary{}, false, err
@@ -57,7 +76,6 @@ func (r *BenchmarkReconciler) runJob(ctx context.Context, b *v1alpha1.Benchmark,
 	job := resources.BenchJob(b, in)
 	err = r.Apply(ctx, job, client.FieldOwner(FieldManager), client.ForceOwnership)
 	if apierrors.IsInvalid(err) {
-		// Only the API server can tell (say, requests above limits in spec.resources): a failed step, not a retry.
 		return benchresult.Summary{Phase: phase, OK: false, Reason: failreason.JobRejected,
 			Error: fmt.Sprintf("the API server refused Job %s: %v", *job.Name, err)}, true, nil
 	}

@@ -2,13 +2,13 @@ package controller
 
 import (
 	"context"
-	"fmt"
 	"sort"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
+	"github.com/zns-mysql/zns-mysql/operator/internal/benchplan"
 	"github.com/zns-mysql/zns-mysql/operator/internal/event"
 	"github.com/zns-mysql/zns-mysql/operator/internal/failreason"
 )
@@ -145,21 +145,15 @@ func (r *BenchmarkReconciler) setLeaseProfile(ctx context.Context, b *v1alpha1.B
 	return r.Patch(ctx, db, patch)
 }
 
-// keepsProfile tells whether a target past its prepare (from its row check to the end of its runs, write-only
-// rounds included) still has its database held in the workload profile, which is what the runs measure. The
-// user's spec.profile cannot move a held database; only an edit of the lease by hand can. A lease found naming
-// another profile fails its target with ProfileChanged and its Jobs are stopped: figures taken with bulk load
-// on and the binary log off, or across the restart the switch causes, are not the methodology's. The lease is
-// left as found (ProfileSwitched) and ends with the Benchmark: setting it back at once would fight whoever
-// changed it while the Benchmark still holds the database.
+// keepsProfile fails a target whose lease no longer names the workload profile (benchplan.KeepsProfile says
+// when and why) and stops its Jobs.
 func (r *BenchmarkReconciler) keepsProfile(ctx context.Context, b *v1alpha1.Benchmark, ts *v1alpha1.TargetStatus, db *v1alpha1.ZNSDatabase) (bool, error) {
-	if db.LeaseProfile() == v1alpha1.ProfileWorkload || ts.State == v1alpha1.TargetFailed {
+	ok, msg := benchplan.KeepsProfile(ts, db)
+	if ok {
 		return true, nil
 	}
 	ts.ProfileSwitched = true
-	r.failTarget(b, ts, event.ProfileChanged, failreason.ProfileChanged, fmt.Sprintf(
-		"the lease on ZNSDatabase %s names the %s profile (annotation %s), but this Benchmark holds it for runs in the workload profile (bulk load off, binary log on); its Jobs are stopped and the database returns to its own profile when the Benchmark ends",
-		db.Name, db.LeaseProfile(), v1alpha1.AnnotationBenchmarkProfile))
+	r.failTarget(b, ts, event.ProfileChanged, failreason.ProfileChanged, msg)
 	return false, r.stopJobs(ctx, b, ts.Name)
 }
 

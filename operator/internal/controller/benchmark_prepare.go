@@ -2,223 +2,79 @@ package controller
 
 import (
 	"context"
-	"fmt"
-	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
 	"github.com/zns-mysql/zns-mysql/operator/internal/benchplan"
-	"github.com/zns-mysql/zns-mysql/operator/internal/event"
-	"github.com/zns-mysql/zns-mysql/operator/internal/failreason"
 	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
 )
 
-// precondition runs fio on the volume of every conventional target, all at once; zoned targets need none.
+// precondition gathers what the Preconditioning decision needs (benchplan.Precondition), and carries it out:
+// the precondition Job of every conventional target that is not preconditioned yet.
 func (r *BenchmarkReconciler) precondition(ctx context.Context, b *v1alpha1.Benchmark) (ctrl.Result, error) {
-	running := 0
-	for _, ts := range active(b) {
+	obs, err := r.observeJobs(ctx, b, func(ts *v1alpha1.TargetStatus) []string {
 		if ts.Preconditioned {
-			continue
+			return nil
 		}
-		db, err := r.targetDB(ctx, b, ts)
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		if db == nil {
-			continue
-		}
-		if db.Spec.Storage.Volume == nil {
-			ts.Preconditioned = true
-			continue
-		}
-		sum, done, err := r.runJob(ctx, b, resources.BenchPhasePrecondition, 0, db, time.Time{})
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		if !done {
-			running++
-			continue
-		}
-		if !sum.OK {
-			r.failTarget(b, ts, event.PreconditionFailed, sum.Reason, "precondition failed: "+sum.Error)
-			continue
-		}
-		drive, pending, err := r.driveOutcome(ctx, b, resources.BenchPhasePrecondition, 0, db, 0)
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		if pending {
-			running++
-			continue
-		}
-		ts.Preconditioned, ts.PreconditionWrittenBytes, ts.PreconditionDrive = true, sum.DeviceWrittenBytes, drive
+		return []string{resources.BenchPhasePrecondition}
+	})
+	if err != nil {
+		return ctrl.Result{}, err
 	}
-	if res, failed, err := r.failedBeforeRun(ctx, b, "preconditioning"); failed || err != nil {
-		return res, err
-	}
-	if running > 0 {
-		b.Status.Progress = fmt.Sprintf("precondition: %d target(s) left", running)
-		return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
-	}
-	r.setPhase(b, v1alpha1.BenchmarkPreparing, "prepare")
-	return requeue, nil
+	return r.carryOut(ctx, b, benchplan.Precondition(obs))
 }
 
-// prepare walks each target through: bulkload profile, prepare Job, workload profile, verify Job. Targets move
-// independently; the phase ends when every active target is Verified.
+// prepare gathers what the Preparing and Verifying decision needs (benchplan.Prepare): the prepare Job of a
+// target still to prepare, the verify Job of one prepared; and carries it out.
 func (r *BenchmarkReconciler) prepare(ctx context.Context, b *v1alpha1.Benchmark) (ctrl.Result, error) {
-	doPrepare := b.Spec.Prepare == nil || *b.Spec.Prepare
+	obs, err := r.observeJobs(ctx, b, func(ts *v1alpha1.TargetStatus) []string {
+		switch ts.State {
+		case v1alpha1.TargetPending:
+			return []string{resources.BenchPhasePrepare}
+		case v1alpha1.TargetPrepared:
+			return []string{resources.BenchPhaseVerify}
+		}
+		return nil
+	})
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	return r.carryOut(ctx, b, benchplan.Prepare(obs))
+}
+
+// observeJobs reads the databases of the active targets and, of each, the Jobs (iteration 0) its current step
+// needs, with the drive sidecar's outcome of those that finished well.
+func (r *BenchmarkReconciler) observeJobs(ctx context.Context, b *v1alpha1.Benchmark, phases func(*v1alpha1.TargetStatus) []string) (benchplan.PhaseObserved, error) {
+	obs := benchplan.PhaseObserved{Benchmark: b, Databases: map[string]*v1alpha1.ZNSDatabase{},
+		Jobs: map[benchplan.JobKey]benchplan.Job{}, Now: r.now()}
 	for _, ts := range active(b) {
-		db, err := r.targetDB(ctx, b, ts)
+		db, err := r.getDB(ctx, b, ts.Name)
 		if err != nil {
-			return ctrl.Result{}, err
+			return obs, err
 		}
 		if db == nil {
 			continue
 		}
-		if ts.State == v1alpha1.TargetVerified { // it waits for the others, held in the workload profile
-			if _, err := r.keepsProfile(ctx, b, ts, db); err != nil {
-				return ctrl.Result{}, err
-			}
-			continue
-		}
-		if err := r.prepareTarget(ctx, b, ts, db, doPrepare); err != nil {
-			return ctrl.Result{}, err
-		}
-	}
-	if res, failed, err := r.failedBeforeRun(ctx, b, "preparing"); failed || err != nil {
-		return res, err
-	}
-	remaining := 0
-	verifying := true
-	for _, ts := range active(b) {
-		if ts.State != v1alpha1.TargetVerified {
-			remaining++
-		}
-		if ts.State == v1alpha1.TargetPending {
-			verifying = false
-		}
-	}
-	if remaining == 0 {
-		if b.Spec.SteadyState != nil {
-			r.setPhase(b, v1alpha1.BenchmarkSteadyState, "steady state")
-			return requeue, nil
-		}
-		for _, ts := range active(b) {
-			db, err := r.targetDB(ctx, b, ts)
+		obs.Databases[ts.Name] = db
+		for _, phase := range phases(ts) {
+			job, err := r.observeJob(ctx, b, phase, 0, db)
 			if err != nil {
-				return ctrl.Result{}, err
+				return obs, err
 			}
-			if db != nil {
-				markSteadyState(b, ts, db)
-			}
+			obs.Jobs[benchplan.JobKey{Phase: phase, Target: ts.Name}] = job
 		}
-		b.Status.Iteration = 1
-		r.setPhase(b, v1alpha1.BenchmarkRunning, runLabel(b, 1))
-		return requeue, nil
 	}
-	if verifying {
-		r.setPhase(b, v1alpha1.BenchmarkVerifying, fmt.Sprintf("verify: %d target(s) left", remaining))
-	} else {
-		b.Status.Progress = fmt.Sprintf("prepare: %d target(s) left", remaining)
-	}
-	return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
+	return obs, nil
 }
 
-func (r *BenchmarkReconciler) prepareTarget(ctx context.Context, b *v1alpha1.Benchmark, ts *v1alpha1.TargetStatus, db *v1alpha1.ZNSDatabase, doPrepare bool) error {
-	if ts.State == v1alpha1.TargetPending && !doPrepare {
-		ts.State = v1alpha1.TargetPrepared
+// observeJob reads one runner Job without creating it, and the drive sidecar's outcome once it finished well.
+func (r *BenchmarkReconciler) observeJob(ctx context.Context, b *v1alpha1.Benchmark, phase string, it int32, db *v1alpha1.ZNSDatabase) (benchplan.Job, error) {
+	sum, done, exists, err := r.jobResult(ctx, b, phase, it, db)
+	job := benchplan.Job{Exists: exists, Done: done, Summary: sum}
+	if err != nil || !done || !sum.OK {
+		return job, err
 	}
-	switch ts.State {
-	case v1alpha1.TargetPending:
-		// Decide from what exists, not only from status flags: a status update lost to a conflict must not
-		// leave a database in bulkload with nobody owing the switch back.
-		sum, done, exists, err := r.jobResult(ctx, b, resources.BenchPhasePrepare, 0, db)
-		if err != nil {
-			return err
-		}
-		if exists || db.LeaseProfile() == v1alpha1.ProfileBulkLoad {
-			ts.ProfileSwitched = true
-		}
-		if done {
-			if !sum.OK {
-				r.failTarget(b, ts, event.PrepareFailed, sum.Reason, "prepare failed: "+sum.Error)
-			} else {
-				drive, pending, err := r.driveOutcome(ctx, b, resources.BenchPhasePrepare, 0, db, 0)
-				if err != nil || pending {
-					return err
-				}
-				ts.State, ts.PrepareDrive = v1alpha1.TargetPrepared, drive
-			}
-			return r.setProfileBack(ctx, b, ts, db)
-		}
-		if exists {
-			return nil
-		}
-		if db.LeaseProfile() != v1alpha1.ProfileBulkLoad {
-			if err := r.setLeaseProfile(ctx, b, db, v1alpha1.ProfileBulkLoad); err != nil {
-				return err
-			}
-			ts.ProfileSwitched = true
-			event.ProfileSwitched.Emit(b, r.Recorder, ts.Name, v1alpha1.ProfileBulkLoad, "to load the tables")
-			return nil
-		}
-		if !benchplan.AvailableWith(db, v1alpha1.ProfileBulkLoad) {
-			if benchplan.TimedOut(b, &b.Status, r.now()) {
-				r.failTarget(b, ts, event.TargetUnavailable, failreason.TargetUnavailable, "not Available in the bulkload profile: "+benchplan.AvailableMessage(db))
-				return r.setProfileBack(ctx, b, ts, db)
-			}
-			return nil
-		}
-		_, _, err = r.runJob(ctx, b, resources.BenchPhasePrepare, 0, db, time.Time{})
-		return err
-	case v1alpha1.TargetPrepared:
-		if ts.ProfileSwitched || db.LeaseProfile() != v1alpha1.ProfileWorkload {
-			ts.ProfileSwitched = true
-			return r.setProfileBack(ctx, b, ts, db)
-		}
-		if !benchplan.AvailableWith(db, v1alpha1.ProfileWorkload) {
-			if benchplan.TimedOut(b, &b.Status, r.now()) {
-				r.failTarget(b, ts, event.TargetUnavailable, failreason.TargetUnavailable, "not Available in the workload profile after prepare: "+benchplan.AvailableMessage(db))
-			}
-			return nil
-		}
-		sum, done, err := r.runJob(ctx, b, resources.BenchPhaseVerify, 0, db, time.Time{})
-		if err != nil || !done {
-			return err
-		}
-		ts.Rows = sum.RowsFound
-		recordPrepareSize(ts, sum)
-		recordCapacity(b, ts, db, sum)
-		// Admission bounds tables x tableSize to 10^10: the product cannot overflow.
-		want := int64(b.Spec.Tables) * b.Spec.TableSize
-		if !sum.OK || sum.RowsFound != want {
-			msg := fmt.Sprintf("found %d rows, expected %d tables x %d rows = %d", sum.RowsFound, b.Spec.Tables, b.Spec.TableSize, want)
-			if sum.Error != "" {
-				msg += ": " + sum.Error
-			}
-			reason, e := sum.Reason, event.VerifyFailed
-			if sum.OK || reason == "" || reason == failreason.RowCountMismatch {
-				reason, e = failreason.RowCountMismatch, event.RowCountMismatch
-			}
-			r.failTarget(b, ts, e, reason, msg)
-			return nil
-		}
-		ts.State = v1alpha1.TargetVerified
-	}
-	return nil
-}
-
-// setProfileBack sets a target's lease back to the workload profile; the switch is owed until it is done.
-func (r *BenchmarkReconciler) setProfileBack(ctx context.Context, b *v1alpha1.Benchmark, ts *v1alpha1.TargetStatus, db *v1alpha1.ZNSDatabase) error {
-	if !ts.ProfileSwitched {
-		return nil
-	}
-	if err := r.setLeaseProfile(ctx, b, db, v1alpha1.ProfileWorkload); err != nil {
-		return err
-	}
-	ts.ProfileSwitched = false
-	event.ProfileSwitched.Emit(b, r.Recorder, ts.Name, v1alpha1.ProfileWorkload, "bulk load off, binary log on")
-	return nil
+	job.Drive, job.DrivePending, job.DriveEvents, err = r.driveView(ctx, b, phase, it, db, 0)
+	return job, err
 }

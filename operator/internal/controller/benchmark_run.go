@@ -10,6 +10,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
+	"github.com/zns-mysql/zns-mysql/operator/internal/benchplan"
 	"github.com/zns-mysql/zns-mysql/operator/internal/benchresult"
 	"github.com/zns-mysql/zns-mysql/operator/internal/event"
 	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
@@ -24,7 +25,7 @@ func (r *BenchmarkReconciler) run(ctx context.Context, b *v1alpha1.Benchmark) (c
 	if b.Status.StartAt == nil {
 		t := metav1.NewTime(r.now().Add(time.Duration(b.Spec.StartDelaySeconds) * time.Second).Truncate(time.Second))
 		b.Status.StartAt = &t
-		b.Status.Progress = fmt.Sprintf("%s starts at %s", runLabel(b, it), t.UTC().Format(time.RFC3339))
+		b.Status.Progress = fmt.Sprintf("%s starts at %s", benchplan.RunLabel(b, it), t.UTC().Format(time.RFC3339))
 		return requeue, nil // status first, Jobs next
 	}
 	running := 0
@@ -82,7 +83,7 @@ func (r *BenchmarkReconciler) run(ctx context.Context, b *v1alpha1.Benchmark) (c
 		r.noteIgnoredErrors(b, ts, it, sum)
 	}
 	if running > 0 {
-		b.Status.Progress = fmt.Sprintf("%s: %d target(s) running", runLabel(b, it), running)
+		b.Status.Progress = fmt.Sprintf("%s: %d target(s) running", benchplan.RunLabel(b, it), running)
 		return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
 	}
 	if len(active(b)) == 0 {
@@ -100,7 +101,7 @@ func (r *BenchmarkReconciler) run(ctx context.Context, b *v1alpha1.Benchmark) (c
 	if it < b.Spec.Runs() {
 		b.Status.Iteration = it + 1
 		b.Status.StartAt = nil
-		b.Status.Progress = runLabel(b, it+1)
+		b.Status.Progress = benchplan.RunLabel(b, it+1)
 		return requeue, nil
 	}
 	r.summarize(b)
@@ -132,13 +133,6 @@ func hasIteration(ts *v1alpha1.TargetStatus, it int32) bool {
 	return false
 }
 
-// recordPrepareSize keeps the database size the runner read with the row check, after the prepare.
-func recordPrepareSize(ts *v1alpha1.TargetStatus, sum benchresult.Summary) {
-	if sum.DataBytes > 0 {
-		ts.Size = &v1alpha1.DataSize{Source: sum.DataBytesSource, AfterPrepareBytes: sum.DataBytes}
-	}
-}
-
 // recordSize keeps the database size the runner read after a run: the latest is the size after the runs.
 func recordSize(ts *v1alpha1.TargetStatus, sum benchresult.Summary) {
 	if sum.DataBytes <= 0 {
@@ -148,16 +142,6 @@ func recordSize(ts *v1alpha1.TargetStatus, sum benchresult.Summary) {
 		ts.Size = &v1alpha1.DataSize{Source: sum.DataBytesSource}
 	}
 	ts.Size.AfterRunBytes = sum.DataBytes
-}
-
-// runLabel names a run in progress messages: "run 2/3", or in a sweep "run 2/6 (4 threads)".
-func runLabel(b *v1alpha1.Benchmark, it int32) string {
-	l := fmt.Sprintf("run %d/%d", it, b.Spec.Runs())
-	if len(b.Spec.ThreadSweep) > 0 {
-		th, _ := b.Spec.RunThreads(it)
-		l += fmt.Sprintf(" (%d threads)", th)
-	}
-	return l
 }
 
 // summarize computes each target's mean, its spread across runs and its ratios to the baseline; with a thread

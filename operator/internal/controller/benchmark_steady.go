@@ -17,25 +17,9 @@ import (
 	"github.com/zns-mysql/zns-mysql/operator/internal/steadystate"
 )
 
-// notRequired says why a target need not be in steady state: the methodology ages conventional drives only.
-const notRequired = "zoned target: a ZNS drive has no garbage collection to age, so the methodology runs no write-only phase on it"
-
 // steadyRule is spec.steadyState's rule.
 func steadyRule(s *v1alpha1.SteadyStateSpec) steadystate.Rule {
 	return steadystate.Rule{Window: int(s.Window), RangePct: float64(s.MaxRangePercent), ExcursionPct: float64(s.MaxSlopeExcursionPercent)}
-}
-
-// markSteadyState records, for a Benchmark without the write-only phase, which targets start their runs
-// without it: their results carry the mark.
-func markSteadyState(b *v1alpha1.Benchmark, ts *v1alpha1.TargetStatus, db *v1alpha1.ZNSDatabase) {
-	if ts.SteadyState != nil || b.Spec.SteadyState != nil {
-		return
-	}
-	st := &v1alpha1.SteadyStateStatus{Required: benchplan.SteadyRequired(b, db), Skipped: notRequired}
-	if st.Required {
-		st.Skipped = "no write-only phase ran (spec.steadyState is not set)"
-	}
-	ts.SteadyState = st
 }
 
 // steadyState runs the write-only rounds, each target at its own pace: a round's Job, then the rule over the
@@ -60,7 +44,7 @@ func (r *BenchmarkReconciler) steadyState(ctx context.Context, b *v1alpha1.Bench
 		if ts.SteadyState == nil {
 			ts.SteadyState = &v1alpha1.SteadyStateStatus{Required: benchplan.SteadyRequired(b, db)}
 			if !ts.SteadyState.Required {
-				ts.SteadyState.Skipped = notRequired
+				ts.SteadyState.Skipped = benchplan.NotRequired
 			}
 		}
 		st := ts.SteadyState
@@ -85,7 +69,7 @@ func (r *BenchmarkReconciler) steadyState(ctx context.Context, b *v1alpha1.Bench
 		return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
 	}
 	b.Status.Iteration = 1
-	r.setPhase(b, v1alpha1.BenchmarkRunning, runLabel(b, 1))
+	r.setPhase(b, v1alpha1.BenchmarkRunning, benchplan.RunLabel(b, 1))
 	return requeue, nil
 }
 

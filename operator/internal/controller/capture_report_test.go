@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
+	"github.com/zns-mysql/zns-mysql/operator/internal/benchplan"
 	"github.com/zns-mysql/zns-mysql/operator/internal/benchresult"
 	"github.com/zns-mysql/zns-mysql/operator/internal/event"
 	"github.com/zns-mysql/zns-mysql/operator/internal/mycnf"
@@ -156,7 +157,7 @@ func setTargets(b *v1alpha1.Benchmark, targets []*captureTarget) {
 		ts.State = v1alpha1.TargetVerified
 		if tg.server != nil {
 			ts.Rows = tg.verify.RowsFound
-			recordPrepareSize(ts, tg.verify)
+			benchplan.RecordPrepareSize(ts, tg.verify)
 		}
 	}
 	b.Status.ObservedGeneration = b.Generation
@@ -164,11 +165,11 @@ func setTargets(b *v1alpha1.Benchmark, targets []*captureTarget) {
 
 // setRunning is what run() writes before it creates the Jobs of an iteration.
 func (r *BenchmarkReconciler) setRunning(b *v1alpha1.Benchmark, it int32) time.Time {
-	r.setPhase(b, v1alpha1.BenchmarkRunning, runLabel(b, it))
+	r.setPhase(b, v1alpha1.BenchmarkRunning, benchplan.RunLabel(b, it))
 	b.Status.Iteration = it
 	at := metav1.NewTime(r.now().Add(time.Duration(b.Spec.StartDelaySeconds) * time.Second).Truncate(time.Second))
 	b.Status.StartAt = &at
-	b.Status.Progress = fmt.Sprintf("%s: %d target(s) running", runLabel(b, it), len(active(b)))
+	b.Status.Progress = fmt.Sprintf("%s: %d target(s) running", benchplan.RunLabel(b, it), len(active(b)))
 	return at.Time
 }
 

@@ -1,10 +1,7 @@
-package controller
+package benchplan
 
 import (
 	"math"
-	"os"
-	"path/filepath"
-	"strconv"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -12,7 +9,6 @@ import (
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
 	"github.com/zns-mysql/zns-mysql/operator/internal/benchresult"
-	"github.com/zns-mysql/zns-mysql/operator/internal/drivereport"
 )
 
 // The geometry of the QEMU namespaces the project tests on (operator/internal/nvmelog/testdata/README.md): a
@@ -101,48 +97,11 @@ func TestCapacity(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			b := &v1alpha1.Benchmark{}
 			b.Spec.Drive = c.drive
-			recordCapacity(b, c.ts, c.db, c.sum)
+			RecordCapacity(b, c.ts, c.db, c.sum)
 			if d := cmp.Diff(c.want, c.ts.Capacity); d != "" {
 				t.Errorf("(-want +got):\n%s", d)
 			}
 		})
-	}
-}
-
-// The size the drive sidecar reads of a conventional target's device reaches the capacity through the drive
-// figures: here a report the sidecar left in the QEMU guest (operator/internal/drivereport/testdata), of an
-// emulated 1 GiB conventional namespace.
-func TestCapacityFromTheSidecarsReport(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("..", "drivereport", "testdata", "qemu-run-nvme1n1-ocp.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := drivereport.Decode(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec := &v1alpha1.DriveSpec{Counters: true, ModelOverProvisioningPercent: []int32{7, 28}}
-	ts := &v1alpha1.TargetStatus{PreconditionDrive: driveFigures(rep, 0)}
-	if want := strconv.FormatInt(rep.DeviceBytes, 10); rep.DeviceBytes <= 0 || ts.PreconditionDrive.DeviceBytes != want {
-		t.Fatalf("drive figures say %q, the report %d", ts.PreconditionDrive.DeviceBytes, rep.DeviceBytes)
-	}
-	b := &v1alpha1.Benchmark{}
-	b.Spec.Drive = spec
-	recordCapacity(b, ts, volumeTarget(), benchresult.Summary{})
-	c := ts.Capacity
-	if c == nil || c.DeviceBytes != ts.PreconditionDrive.DeviceBytes || len(c.Modelled) != 2 {
-		t.Fatalf("capacity %+v", c)
-	}
-	for _, m := range c.Modelled {
-		raw, _ := strconv.ParseInt(m.RawBytes, 10, 64)
-		if want := rep.DeviceBytes * int64(100+m.OverProvisioningPercent) / 100; raw != want {
-			t.Errorf("OP %d: raw %d, want %d", m.OverProvisioningPercent, raw, want)
-		}
-	}
-	// A report without the size leaves it empty, not 0.
-	rep.DeviceBytes = 0
-	if f := driveFigures(rep, 0); f.DeviceBytes != "" {
-		t.Errorf("device bytes %q without a size", f.DeviceBytes)
 	}
 }
 

@@ -1,4 +1,4 @@
-package controller
+package benchplan
 
 import (
 	"math"
@@ -8,11 +8,11 @@ import (
 	"github.com/zns-mysql/zns-mysql/operator/internal/benchresult"
 )
 
-// recordCapacity keeps, with the verify, how much of the target's device its stack leaves for data
+// RecordCapacity keeps, with the verify, how much of the target's device its stack leaves for data
 // (status.targets[].capacity): what the device exports, what the database's storage makes of it (the runner read
 // it from the database pod's metrics sidecar), and for a conventional drive the flash it would hold behind that
 // at each over-provisioning factor of spec.drive (modelled).
-func recordCapacity(b *v1alpha1.Benchmark, ts *v1alpha1.TargetStatus, db *v1alpha1.ZNSDatabase, sum benchresult.Summary) {
+func RecordCapacity(b *v1alpha1.Benchmark, ts *v1alpha1.TargetStatus, db *v1alpha1.ZNSDatabase, sum benchresult.Summary) {
 	var ops []int32
 	if b.Spec.Drive != nil {
 		ops = b.Spec.Drive.ModelOverProvisioningPercent
