@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
+	"github.com/zns-mysql/zns-mysql/operator/internal/benchresult"
 	"github.com/zns-mysql/zns-mysql/operator/internal/event"
 	"github.com/zns-mysql/zns-mysql/operator/internal/failreason"
 )
@@ -34,6 +35,9 @@ const (
 	CreateJob ActionKind = "CreateJob"
 	// StopJobs deletes the unfinished Jobs of Target.
 	StopJobs ActionKind = "StopJobs"
+	// KeepSeries writes Series, the interval series of run Iteration of Target, into its ConfigMap; one the API
+	// server refuses for good is recorded as missing (SeriesMissing) instead.
+	KeepSeries ActionKind = "KeepSeries"
 )
 
 // Action is one thing to do, with what it applies to.
@@ -43,6 +47,9 @@ type Action struct {
 	Phase     string
 	Iteration int32
 	Profile   v1alpha1.Profile
+	// StartAt is when a run Job's sysbench starts (the iteration's common start).
+	StartAt time.Time
+	Series  *benchresult.Series
 }
 
 // String is how a test or a log names the action.
@@ -145,4 +152,24 @@ func TargetStatus(st *v1alpha1.BenchmarkStatus, name string) *v1alpha1.TargetSta
 		}
 	}
 	return nil
+}
+
+// Start begins a new Benchmark: every target pending, the baseline chosen (spec.baseline, or the first target),
+// and the wait for the targets begun.
+func Start(b *v1alpha1.Benchmark, now time.Time) Plan {
+	p := Plan{Status: *b.Status.DeepCopy(), Requeue: true}
+	st := &p.Status
+	t := metav1.NewTime(now)
+	st.StartedAt = &t
+	st.Baseline = b.Spec.Baseline
+	if st.Baseline == "" {
+		st.Baseline = b.Spec.Targets[0].Name
+	}
+	st.Targets = nil
+	for _, tg := range b.Spec.Targets {
+		st.Targets = append(st.Targets, v1alpha1.TargetStatus{Name: tg.Name, State: v1alpha1.TargetPending})
+	}
+	SetPhase(st, v1alpha1.BenchmarkWaitingForTargets, "waiting for targets", now)
+	p.emit(event.BenchmarkStarted, len(b.Spec.Targets), b.Spec.Workload)
+	return p
 }

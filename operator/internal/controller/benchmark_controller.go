@@ -3,15 +3,11 @@ package controller
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
@@ -112,23 +108,13 @@ func (r *BenchmarkReconciler) now() time.Time {
 	return time.Now()
 }
 
-func (r *BenchmarkReconciler) setPhase(b *v1alpha1.Benchmark, phase v1alpha1.BenchmarkPhase, progress string) {
-	benchplan.SetPhase(&b.Status, phase, progress, r.now())
-}
-
+// start begins a new Benchmark (benchplan.Start).
 func (r *BenchmarkReconciler) start(b *v1alpha1.Benchmark) {
-	t := metav1.NewTime(r.now())
-	b.Status.StartedAt = &t
-	b.Status.Baseline = b.Spec.Baseline
-	if b.Status.Baseline == "" {
-		b.Status.Baseline = b.Spec.Targets[0].Name
+	plan := benchplan.Start(b, r.now())
+	b.Status = plan.Status
+	for _, e := range plan.Events {
+		e.Event.Emit(b, r.Recorder, e.Args...)
 	}
-	b.Status.Targets = nil
-	for _, tg := range b.Spec.Targets {
-		b.Status.Targets = append(b.Status.Targets, v1alpha1.TargetStatus{Name: tg.Name, State: v1alpha1.TargetPending})
-	}
-	r.setPhase(b, v1alpha1.BenchmarkWaitingForTargets, "waiting for targets")
-	event.BenchmarkStarted.Emit(b, r.Recorder, len(b.Spec.Targets), b.Spec.Workload)
 }
 
 // failTarget marks one target failed with a reason from the fixed set (anything else is Other). Before the
@@ -137,24 +123,6 @@ func (r *BenchmarkReconciler) failTarget(b *v1alpha1.Benchmark, ts *v1alpha1.Tar
 	if ev, ok := benchplan.FailTarget(ts, e, reason, msg); ok {
 		ev.Event.Emit(b, r.Recorder, ev.Args...)
 	}
-}
-
-// failedBeforeRun ends the Benchmark when a target failed before the runs: it never runs with fewer targets
-// than it lists, since a comparison of other targets than those asked for is another comparison.
-func (r *BenchmarkReconciler) failedBeforeRun(ctx context.Context, b *v1alpha1.Benchmark, step string) (ctrl.Result, bool, error) {
-	msg, failed := benchplan.FailedBeforeRun(&b.Status, step)
-	if !failed {
-		return ctrl.Result{}, false, nil
-	}
-	res, err := r.abort(ctx, b, v1alpha1.ReasonTargetFailed, msg)
-	return res, true, err
-}
-
-// abort ends the Benchmark as Failed without results: its Jobs are stopped, its targets handed back.
-func (r *BenchmarkReconciler) abort(ctx context.Context, b *v1alpha1.Benchmark, reason, msg string) (ctrl.Result, error) {
-	e := benchplan.Abort(&b.Status, b.Generation, reason, msg, r.now())
-	e.Event.Emit(b, r.Recorder, e.Args...)
-	return ctrl.Result{}, r.settle(ctx, b)
 }
 
 // settle leaves nothing behind a finished Benchmark: no Job still running, no database held (each back in
@@ -171,39 +139,6 @@ func (r *BenchmarkReconciler) settle(ctx context.Context, b *v1alpha1.Benchmark)
 
 // active are the targets that have not failed.
 func active(b *v1alpha1.Benchmark) []*v1alpha1.TargetStatus { return benchplan.Active(&b.Status) }
-
-// finish ends the benchmark: Completed when at least one target has results, Failed otherwise.
-func (r *BenchmarkReconciler) finish(ctx context.Context, b *v1alpha1.Benchmark, why string) (ctrl.Result, error) {
-	t := metav1.NewTime(r.now())
-	b.Status.CompletedAt = &t
-	b.Status.StartAt = nil
-	done := 0
-	var failed []string
-	for _, ts := range b.Status.Targets {
-		if ts.State == v1alpha1.TargetDone {
-			done++
-		} else {
-			failed = append(failed, ts.Name)
-		}
-	}
-	if done == 0 {
-		return r.abort(ctx, b, v1alpha1.ReasonNoTargetFinished, "no target finished: "+why)
-	}
-	msg := fmt.Sprintf("%d of %d targets finished %d iteration(s)", done, len(b.Status.Targets), b.Status.Iteration)
-	reason := v1alpha1.ReasonAllTargetsFinished
-	if len(failed) > 0 {
-		msg += "; failed: " + strings.Join(failed, ", ")
-		reason = v1alpha1.ReasonSomeTargetsFailed
-	}
-	if why != "" {
-		msg += "; " + why
-	}
-	r.setPhase(b, v1alpha1.BenchmarkCompleted, fmt.Sprintf("%d/%d targets", done, len(b.Status.Targets)))
-	meta.SetStatusCondition(&b.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionCompleted, Status: metav1.ConditionTrue,
-		Reason: reason, Message: msg, ObservedGeneration: b.Generation})
-	event.BenchmarkCompleted.Emit(b, r.Recorder, msg)
-	return ctrl.Result{}, r.settle(ctx, b)
-}
 
 // finalizeBenchmark stops its Jobs and releases its targets (each returns to its own profile) before the
 // Benchmark goes (its finished Jobs and ConfigMaps go with it through owner references).

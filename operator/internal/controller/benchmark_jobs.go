@@ -42,23 +42,9 @@ func (c ClientsetPodLogs) Read(ctx context.Context, namespace, pod, container st
 	return string(b), err
 }
 
-// runJob creates the Job of one phase for one target if it does not exist, and reads its result once it
-// finished. A Job that failed without leaving a summary (pod evicted, killed, deadline) yields a summary with
-// the reason the Job controller recorded.
-func (r *BenchmarkReconciler) runJob(ctx context.Context, b *v1alpha1.Benchmark, phase string, it int32, db *v1alpha1.ZNSDatabase, startAt time.Time) (benchresult.Summary, bool, error) {
-	sum, done, exists, err := r.jobResult(ctx, b, phase, it, db)
-	if err != nil || exists {
-		return sum, done, err
-	}
-	if sum, rejected, err := r.applyJob(ctx, b, phase, it, db, startAt); err != nil || rejected {
-		return sum, rejected, err
-	}
-	return benchresult.Summary{}, false, nil
-}
-
 // createJob is the CreateJob action of a decision: a Job the API server refuses fails its target (JobRejected).
-func (r *BenchmarkReconciler) createJob(ctx context.Context, b *v1alpha1.Benchmark, phase string, it int32, db *v1alpha1.ZNSDatabase) error {
-	sum, rejected, err := r.applyJob(ctx, b, phase, it, db, time.Time{})
+func (r *BenchmarkReconciler) createJob(ctx context.Context, b *v1alpha1.Benchmark, phase string, it int32, startAt time.Time, db *v1alpha1.ZNSDatabase) error {
+	sum, rejected, err := r.applyJob(ctx, b, phase, it, db, startAt)
 	if rejected {
 		r.failTarget(b, targetStatus(b, db.Name), event.RunFailed, sum.Reason, sum.Error)
 	}

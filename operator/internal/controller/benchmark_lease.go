@@ -157,17 +157,6 @@ func (r *BenchmarkReconciler) keepsProfile(ctx context.Context, b *v1alpha1.Benc
 	return false, r.stopJobs(ctx, b, ts.Name)
 }
 
-// heldInWorkload runs keepsProfile on a target that has nothing left to run in this step; a database deleted
-// meanwhile is left to the step that needs it.
-func (r *BenchmarkReconciler) heldInWorkload(ctx context.Context, b *v1alpha1.Benchmark, ts *v1alpha1.TargetStatus) error {
-	db, err := r.getDB(ctx, b, ts.Name)
-	if err != nil || db == nil {
-		return err
-	}
-	_, err = r.keepsProfile(ctx, b, ts, db)
-	return err
-}
-
 // noticeProfiles runs keepsProfile on the targets that were past their prepare when the Benchmark ended or was
 // deleted, so that a switch made while the operator was down is handed back too. Only databases the Benchmark
 // still holds are looked at: once released, a database's profile is its owner's business again.

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
+	"github.com/zns-mysql/zns-mysql/operator/internal/benchplan"
 	"github.com/zns-mysql/zns-mysql/operator/internal/report"
 	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
 	"github.com/zns-mysql/zns-mysql/operator/internal/sysbench"
@@ -38,20 +39,20 @@ func (c ClientsetPodLogs) Tail(ctx context.Context, namespace, pod, container st
 	return string(b), err
 }
 
-// readLive records the last report interval of a target's running run in status.targets[].live. It changes
-// status only when a new interval appeared, so that following a run costs one status write per interval at
-// most. Any error leaves live as it was: it is a view, not a result.
-func (r *BenchmarkReconciler) readLive(ctx context.Context, b *v1alpha1.Benchmark, ts *v1alpha1.TargetStatus, it int32) {
+// readLive reads the last report interval of a target's running run, nil when there is none to read. The
+// decision keeps it in status.targets[].live only when a new interval appeared, so that following a run costs
+// one status write per interval at most. Any error leaves live as it was: it is a view, not a result.
+func (r *BenchmarkReconciler) readLive(ctx context.Context, b *v1alpha1.Benchmark, ts *v1alpha1.TargetStatus, it int32) *v1alpha1.LiveFigures {
 	if r.Logs == nil {
-		return
+		return nil
 	}
 	job := &batchv1.Job{}
 	if err := r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: resources.BenchJobName(b, resources.BenchPhaseRun, it, ts.Name)}, job); err != nil {
-		return
+		return nil
 	}
 	pod, term, err := r.jobPod(ctx, b, job)
 	if err != nil || pod == nil || term != nil || pod.Status.Phase != corev1.PodRunning {
-		return
+		return nil
 	}
 	var text string
 	if t, ok := r.Logs.(TailLogs); ok {
@@ -60,18 +61,14 @@ func (r *BenchmarkReconciler) readLive(ctx context.Context, b *v1alpha1.Benchmar
 		text, err = r.Logs.Read(ctx, pod.Namespace, pod.Name, resources.RunnerContainer)
 	}
 	if err != nil {
-		return
+		return nil
 	}
 	iv, ok := LastInterval(text)
 	if !ok {
-		return
+		return nil
 	}
-	live := &v1alpha1.LiveFigures{Iteration: it, Seconds: strconv.FormatFloat(iv.Time, 'f', -1, 64), TPS: decimal(iv.TPS),
-		LatencyPctMs: decimal(iv.LatencyMS), ReadAt: metav1.NewTime(r.now().Truncate(time.Second))}
-	if old := ts.Live; old != nil && old.Iteration == live.Iteration && old.Seconds == live.Seconds {
-		return
-	}
-	ts.Live = live
+	return &v1alpha1.LiveFigures{Iteration: it, Seconds: strconv.FormatFloat(iv.Time, 'f', -1, 64), TPS: benchplan.Decimal(iv.TPS),
+		LatencyPctMs: benchplan.Decimal(iv.LatencyMS), ReadAt: metav1.NewTime(r.now().Truncate(time.Second))}
 }
 
 // LastInterval is the last sysbench interval line in a piece of log.

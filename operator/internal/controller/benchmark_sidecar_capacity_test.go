@@ -31,7 +31,7 @@ func TestCapacityFromTheSidecarsReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	spec := &v1alpha1.DriveSpec{Counters: true, ModelOverProvisioningPercent: []int32{7, 28}}
-	ts := &v1alpha1.TargetStatus{PreconditionDrive: driveFigures(rep, 0)}
+	ts := &v1alpha1.TargetStatus{PreconditionDrive: benchplan.DriveFiguresOf(rep, 0)}
 	if want := strconv.FormatInt(rep.DeviceBytes, 10); rep.DeviceBytes <= 0 || ts.PreconditionDrive.DeviceBytes != want {
 		t.Fatalf("drive figures say %q, the report %d", ts.PreconditionDrive.DeviceBytes, rep.DeviceBytes)
 	}
@@ -50,7 +50,7 @@ func TestCapacityFromTheSidecarsReport(t *testing.T) {
 	}
 	// A report without the size leaves it empty, not 0.
 	rep.DeviceBytes = 0
-	if f := driveFigures(rep, 0); f.DeviceBytes != "" {
+	if f := benchplan.DriveFiguresOf(rep, 0); f.DeviceBytes != "" {
 		t.Errorf("device bytes %q without a size", f.DeviceBytes)
 	}
 }

@@ -11,8 +11,6 @@ import (
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
 	"github.com/zns-mysql/zns-mysql/operator/internal/benchplan"
-	"github.com/zns-mysql/zns-mysql/operator/internal/event"
-	"github.com/zns-mysql/zns-mysql/operator/internal/failreason"
 )
 
 // getDB reads a target's ZNSDatabase; nil when it does not exist.
@@ -23,17 +21,6 @@ func (r *BenchmarkReconciler) getDB(ctx context.Context, b *v1alpha1.Benchmark, 
 		return nil, nil
 	}
 	return db, err
-}
-
-// targetDB reads the database of a target that is under way. One deleted meanwhile fails its target, and its
-// Jobs are stopped: nothing of a Benchmark runs against a database that is gone.
-func (r *BenchmarkReconciler) targetDB(ctx context.Context, b *v1alpha1.Benchmark, ts *v1alpha1.TargetStatus) (*v1alpha1.ZNSDatabase, error) {
-	db, err := r.getDB(ctx, b, ts.Name)
-	if err != nil || db != nil {
-		return db, err
-	}
-	r.failTarget(b, ts, event.TargetDeleted, failreason.TargetDeleted, fmt.Sprintf("ZNSDatabase %q was deleted during the benchmark", ts.Name))
-	return nil, r.stopJobs(ctx, b, ts.Name)
 }
 
 // waitForTargets gathers what the WaitingForTargets decision needs (benchplan.Targets), has it decided, and
@@ -120,6 +107,8 @@ func (r *BenchmarkReconciler) act(ctx context.Context, b *v1alpha1.Benchmark, a 
 		return r.settle(ctx, b)
 	case benchplan.StopJobs:
 		return r.stopJobs(ctx, b, a.Target)
+	case benchplan.KeepSeries:
+		return r.writeSeries(ctx, b, a)
 	case benchplan.SetLeaseProfile, benchplan.CreateJob:
 		db, err := r.getDB(ctx, b, a.Target)
 		if err != nil || db == nil { // gone since it was read: the next decision fails the target
@@ -128,7 +117,7 @@ func (r *BenchmarkReconciler) act(ctx context.Context, b *v1alpha1.Benchmark, a 
 		if a.Kind == benchplan.SetLeaseProfile {
 			return r.setLeaseProfile(ctx, b, db, a.Profile)
 		}
-		return r.createJob(ctx, b, a.Phase, a.Iteration, db)
+		return r.createJob(ctx, b, a.Phase, a.Iteration, a.StartAt, db)
 	}
 	return fmt.Errorf("internal error: action %s is not carried out here", a)
 }

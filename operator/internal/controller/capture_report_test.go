@@ -96,7 +96,7 @@ func TestCaptureReportStatus(t *testing.T) {
 		runs := runAll(t, bin, sb, targets, spec, it, startAt, spec.Threads)
 		cms = append(cms, r.record(pair, it, targets, runs)...)
 	}
-	r.summarize(pair)
+	benchplan.Summarize(&pair.Spec, &pair.Status)
 	r.completed(pair)
 	r.timing(pair)
 	writeYAML(t, filepath.Join(outDir, "pair.yaml"), pair)
@@ -115,7 +115,7 @@ func TestCaptureReportStatus(t *testing.T) {
 		runs := runAll(t, bin, sb, targets, sweepSpec, it, startAt, threads)
 		cms = append(cms, r.record(sweep, it, targets, runs)...)
 	}
-	r.summarize(sweep)
+	benchplan.Summarize(&sweep.Spec, &sweep.Status)
 	r.completed(sweep)
 	r.timing(sweep)
 	writeYAML(t, filepath.Join(outDir, "sweep.yaml"), sweep)
@@ -133,7 +133,7 @@ func TestCaptureReportStatus(t *testing.T) {
 	startAt := r.setRunning(failed, 1)
 	runs := runAll(t, bin, sb, all, spec1, 1, startAt, spec1.Threads)
 	cms = r.record(failed, 1, all, runs)
-	r.summarize(failed)
+	benchplan.Summarize(&failed.Spec, &failed.Status)
 	r.completed(failed)
 	r.timing(failed)
 	writeYAML(t, filepath.Join(outDir, "failed.yaml"), failed)
@@ -165,7 +165,7 @@ func setTargets(b *v1alpha1.Benchmark, targets []*captureTarget) {
 
 // setRunning is what run() writes before it creates the Jobs of an iteration.
 func (r *BenchmarkReconciler) setRunning(b *v1alpha1.Benchmark, it int32) time.Time {
-	r.setPhase(b, v1alpha1.BenchmarkRunning, benchplan.RunLabel(b, it))
+	benchplan.SetPhase(&b.Status, v1alpha1.BenchmarkRunning, benchplan.RunLabel(b, it), r.now())
 	b.Status.Iteration = it
 	at := metav1.NewTime(r.now().Add(time.Duration(b.Spec.StartDelaySeconds) * time.Second).Truncate(time.Second))
 	b.Status.StartAt = &at
@@ -191,11 +191,13 @@ func (r *BenchmarkReconciler) record(b *v1alpha1.Benchmark, it int32, targets []
 			cm = resources.SeriesConfigMapName(b, it, ts.Name)
 			cms = append(cms, seriesConfigMap(b, it, ts.Name, *run.series))
 		}
-		res := iterationResult(it, run.sum, cm)
+		res := benchplan.IterationResult(it, run.sum, cm)
 		res.Threads, _ = b.Spec.RunThreads(it)
 		ts.Iterations = append(ts.Iterations, res)
-		recordSize(ts, run.sum)
-		r.noteIgnoredErrors(b, ts, it, run.sum)
+		benchplan.RecordSize(ts, run.sum)
+		if e, ok := benchplan.NoteIgnoredErrors(ts, it, run.sum); ok {
+			e.Event.Emit(b, r.Recorder, e.Args...)
+		}
 	}
 	return cms
 }
@@ -213,7 +215,7 @@ func (r *BenchmarkReconciler) completed(b *v1alpha1.Benchmark) {
 			reason = "SomeTargetsFailed"
 		}
 	}
-	r.setPhase(b, v1alpha1.BenchmarkCompleted, fmt.Sprintf("%d/%d targets", done, len(b.Status.Targets)))
+	benchplan.SetPhase(&b.Status, v1alpha1.BenchmarkCompleted, fmt.Sprintf("%d/%d targets", done, len(b.Status.Targets)), r.now())
 	b.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionCompleted, Status: metav1.ConditionTrue, Reason: reason,
 		Message: "captured", LastTransitionTime: t, ObservedGeneration: b.Generation}}
 }

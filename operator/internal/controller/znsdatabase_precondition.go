@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
+	"github.com/zns-mysql/zns-mysql/operator/internal/benchplan"
 	"github.com/zns-mysql/zns-mysql/operator/internal/dbinit"
 	"github.com/zns-mysql/zns-mysql/operator/internal/event"
 	"github.com/zns-mysql/zns-mysql/operator/internal/precondition"
@@ -139,5 +140,5 @@ func (r *ZNSDatabaseReconciler) formatDrive(ctx context.Context, db *v1alpha1.ZN
 	if rep.CountersReset {
 		event.DeviceDriveCountersReset.Emit(db, r.Recorder, rep.CountersUnavailable)
 	}
-	return driveFigures(rep, 0), false, nil
+	return benchplan.DriveFiguresOf(rep, 0), false, nil
 }

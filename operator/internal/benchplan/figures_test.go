@@ -1,4 +1,4 @@
-package controller
+package benchplan
 
 import (
 	"testing"
@@ -25,7 +25,7 @@ func TestSummarizeKeepsBestRunsAndVerdicts(t *testing.T) {
 		{Name: "noisy", Iterations: runs("100.00", "80.00", "120.00")},
 		{Name: "once", Iterations: runs("120.00")},
 	}
-	(&BenchmarkReconciler{}).summarize(b)
+	Summarize(&b.Spec, &b.Status)
 	my, base, noisy, once := b.Status.Targets[0], b.Status.Targets[1], b.Status.Targets[2], b.Status.Targets[3]
 
 	if s := my.AcrossRuns; s == nil || s.Runs != 4 || s.BestIteration != 3 || s.BestTPS != "103.10" || s.BestLatencyPctMs != "98.70" ||

@@ -1,4 +1,4 @@
-package controller
+package benchplan
 
 import (
 	"math"
@@ -9,8 +9,8 @@ import (
 	"github.com/zns-mysql/zns-mysql/operator/internal/significance"
 )
 
-// decimal formats a figure for status: fixed two decimals reads well in kubectl and compares as a number.
-func decimal(v float64) string {
+// Decimal formats a figure for status: fixed two decimals reads well in kubectl and compares as a number.
+func Decimal(v float64) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return ""
 	}
@@ -22,7 +22,7 @@ func positive(v float64) string {
 	if v <= 0 {
 		return ""
 	}
-	return decimal(v)
+	return Decimal(v)
 }
 
 // seconds formats a duration in seconds as sysbench prints it (four decimals); empty when unknown.
@@ -41,8 +41,8 @@ func ratio(a, b float64, known bool) string {
 	return strconv.FormatFloat(a/b, 'f', 3, 64)
 }
 
-// iterationResult turns a runner summary into the status figures of one run.
-func iterationResult(iteration int32, s benchresult.Summary, seriesConfigMap string) v1alpha1.IterationResult {
+// IterationResult turns a runner summary into the status figures of one run.
+func IterationResult(iteration int32, s benchresult.Summary, seriesConfigMap string) v1alpha1.IterationResult {
 	r := v1alpha1.IterationResult{
 		Iteration:       iteration,
 		Transactions:    s.Transactions,
@@ -52,19 +52,19 @@ func iterationResult(iteration int32, s benchresult.Summary, seriesConfigMap str
 		EndTime:         s.EndTime,
 		DurationSec:     seconds(s.DurationSec),
 		RunFigures: v1alpha1.RunFigures{
-			TPS:              decimal(s.TPS),
-			QPS:              decimal(s.QPS),
-			LatencyAvgMs:     decimal(s.LatencyAvgMS),
-			LatencyPctMs:     decimal(s.LatencyPctMS),
-			LatencyMaxMs:     decimal(s.LatencyMaxMS),
+			TPS:              Decimal(s.TPS),
+			QPS:              Decimal(s.QPS),
+			LatencyAvgMs:     Decimal(s.LatencyAvgMS),
+			LatencyPctMs:     Decimal(s.LatencyPctMS),
+			LatencyMaxMs:     Decimal(s.LatencyMaxMS),
 			LatencyP50Ms:     positive(s.LatencyP50MS),
 			LatencyP95Ms:     positive(s.LatencyP95MS),
 			LatencyP99Ms:     positive(s.LatencyP99MS),
 			LatencyP999Ms:    positive(s.LatencyP999MS),
-			ErrorsPerSec:     decimal(s.ErrorsPerSec),
-			ReconnectsPerSec: decimal(s.ReconnectsPerSec),
-			TPSRelDevPct:     decimal(s.TPSRelDevPct),
-			LatencyRelDevPct: decimal(s.LatencyRelDevPct),
+			ErrorsPerSec:     Decimal(s.ErrorsPerSec),
+			ReconnectsPerSec: Decimal(s.ReconnectsPerSec),
+			TPSRelDevPct:     Decimal(s.TPSRelDevPct),
+			LatencyRelDevPct: Decimal(s.LatencyRelDevPct),
 		},
 	}
 	// A deviation across fewer than two intervals is no figure at all, not a perfect 0.00.
@@ -74,7 +74,7 @@ func iterationResult(iteration int32, s benchresult.Summary, seriesConfigMap str
 	if s.Device != "" {
 		r.DeviceWrittenBytes = strconv.FormatInt(s.DeviceWrittenBytes, 10)
 		if s.Transactions > 0 {
-			r.BytesPerTransaction = decimal(s.BytesPerTransaction)
+			r.BytesPerTransaction = Decimal(s.BytesPerTransaction)
 		}
 	}
 	return r
@@ -122,7 +122,7 @@ func meanFigures(its []v1alpha1.IterationResult) *v1alpha1.RunFigures {
 			}
 		}
 		if n == len(its) {
-			*g(out) = decimal(sum / float64(n))
+			*g(out) = Decimal(sum / float64(n))
 		}
 	}
 	return out
@@ -168,19 +168,19 @@ func runSpread(its []v1alpha1.IterationResult) *v1alpha1.RunSpread {
 	tps := significance.Summarize(values(its, tpsOf))
 	lat := significance.Summarize(values(its, latencyPctOf))
 	if tps.N > 0 {
-		out.BestTPS = decimal(tps.Max)
+		out.BestTPS = Decimal(tps.Max)
 	}
 	if lat.N > 0 {
-		out.BestLatencyPctMs = decimal(lat.Min)
+		out.BestLatencyPctMs = Decimal(lat.Min)
 	}
 	if tps.HasCI() {
-		out.TPSCI95 = decimal(tps.CI95)
+		out.TPSCI95 = Decimal(tps.CI95)
 		if tps.Mean != 0 {
-			out.TPSRunRelDevPct = decimal(tps.SD / tps.Mean * 100)
+			out.TPSRunRelDevPct = Decimal(tps.SD / tps.Mean * 100)
 		}
 	}
 	if lat.HasCI() {
-		out.LatencyPctCI95Ms = decimal(lat.CI95)
+		out.LatencyPctCI95Ms = Decimal(lat.CI95)
 	}
 	return out
 }
