@@ -219,15 +219,7 @@ func TestRunRecordsAndFinishes(t *testing.T) {
 			}
 			before := b.DeepCopy()
 			p := Run(obs)
-			if p.Status.Phase != tc.phase {
-				t.Errorf("phase %s, want %s", p.Status.Phase, tc.phase)
-			}
-			if got := join(p.Actions); got != tc.actions {
-				t.Errorf("actions %q, want %q", got, tc.actions)
-			}
-			if got := strings.Join(reasons(p), ","); got != tc.events {
-				t.Errorf("events %q, want %q", got, tc.events)
-			}
+			expect(t, p, tc.phase, tc.actions, tc.events)
 			if tc.check != nil {
 				tc.check(t, p)
 			}
@@ -310,18 +302,24 @@ func TestSteadyState(t *testing.T) {
 				obs.Jobs[JobKey{Phase: resources.BenchPhaseSteady, Iteration: r, Target: "a"}] = j
 			}
 			p := SteadyState(obs)
-			if p.Status.Phase != tc.phase {
-				t.Errorf("phase %s, want %s", p.Status.Phase, tc.phase)
-			}
-			if got := join(p.Actions); got != tc.actions {
-				t.Errorf("actions %q, want %q", got, tc.actions)
-			}
-			if got := strings.Join(reasons(p), ","); got != tc.events {
-				t.Errorf("events %q, want %q", got, tc.events)
-			}
+			expect(t, p, tc.phase, tc.actions, tc.events)
 			if tc.check != nil {
 				tc.check(t, p.Status.Targets[0].SteadyState)
 			}
 		})
+	}
+}
+
+// expect checks a plan's phase, its actions and its Events' reasons (each list comma-separated, in order).
+func expect(t *testing.T, p Plan, phase v1alpha1.BenchmarkPhase, actions, events string) {
+	t.Helper()
+	if p.Status.Phase != phase {
+		t.Errorf("phase %s, want %s", p.Status.Phase, phase)
+	}
+	if got := join(p.Actions); got != actions {
+		t.Errorf("actions %q, want %q", got, actions)
+	}
+	if got := strings.Join(reasons(p), ","); got != events {
+		t.Errorf("events %q, want %q", got, events)
 	}
 }
