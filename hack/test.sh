@@ -35,8 +35,16 @@ source hack/lib/tool-common.sh
 
 T0=$SECONDS
 STAGES=8
+# Each stage's start, for the table of stage timings at the end (testsummary stages): written to a file
+# because stages 6 to 8 run in the pipeline's subshell.
+stage_log="$cache_root/last-test-stages.tsv"
+mkdir -p "$cache_root"
+: >"$stage_log"
 # stage N NAME: a banner a person can find in a long log, with the time since the start.
-stage() { printf '\n==> [%s/%s] %s (%s since the start)\n' "$1" "$STAGES" "$2" "$(mmss $((SECONDS - T0)))" >&2; }
+stage() {
+  printf '\n==> [%s/%s] %s (%s since the start)\n' "$1" "$STAGES" "$2" "$(mmss $((SECONDS - T0)))" >&2
+  printf '%s\t%s\t%s\n' "$1" "$2" "$((SECONDS - T0))" >>"$stage_log"
+}
 # fail STAGE WHAT-TO-DO: stop, naming the stage that failed and what the user can do.
 fail() {
   printf '\ntest: ERROR in stage %s. %s\n' "$1" "$2" >&2
@@ -254,5 +262,6 @@ status=0
   zoned_e2e || status=$?
   exit "$status"
 } 2>&1 | tee "$cache_root/last-test.json" | "$cache_root/tools/testsummary" || status=$?
+"$cache_root/tools/testsummary" stages "$stage_log" $((SECONDS - T0)) >&2 || log "no stage timings (above)"
 log "total $(mmss $((SECONDS - T0)))"
 exit "$status"
