@@ -206,6 +206,12 @@ func TestZonedFilesystemFlow(t *testing.T) {
 		if g := ts.Zones; zoned != (g != nil) || g != nil && (g.Count == 0 || g.Size == nil || g.Capacity == nil) {
 			t.Errorf("target %s: zone geometry %+v (want one from the device for a zoned target, none otherwise)", ts.Name, g)
 		}
+		// Each device here is a drive of its own (nvme0n1 and nvme1n1 are two emulated controllers); the volume's
+		// drive is known when its PersistentVolume is a local device (nullb2).
+		if want := map[string]string{"zbtrfs": node + "/nullb0", "nvme": node + "/nvme0", "convdev": node + "/nvme1"}[ts.Name]; want != "" &&
+			(ts.Drive != want || len(ts.SharesDriveWith) != 0) {
+			t.Errorf("target %s: drive %q shared with %v, want %q alone", ts.Name, ts.Drive, ts.SharesDriveWith, want)
+		}
 		zones := "none"
 		if g := ts.Zones; g != nil && g.Size != nil && g.Capacity != nil {
 			zones = fmt.Sprintf("%d of %s, capacity %s", g.Count, g.Size, g.Capacity)

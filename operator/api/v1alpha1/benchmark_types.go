@@ -365,6 +365,15 @@ type TargetStatus struct {
 	// geometry is a variable of the comparison. Empty for a conventional target.
 	// +optional
 	Zones *ZoneGeometry `json:"zones,omitempty"`
+	// Drive is the drive the target's device is part of, "<node>/<name>": the NVMe controller for a namespace
+	// (the namespaces of one controller are one drive: they share its flash, controller and queues), the device
+	// itself otherwise. Empty when the device is not known (a volume that is not a local device).
+	// +optional
+	Drive string `json:"drive,omitempty"`
+	// SharesDriveWith names the other targets on the same drive: their figures include each other's load, which
+	// is the point of a multitenant comparison and a confound of any other.
+	// +optional
+	SharesDriveWith []string `json:"sharesDriveWith,omitempty"`
 	// ProfileSwitched records that the lease on the database names another profile than workload: the
 	// Benchmark set bulkload for the prepare, or found the lease changed by hand while it held the database for
 	// its runs (the target then failed with ProfileChanged). Cleared when the lease is set back to workload, or

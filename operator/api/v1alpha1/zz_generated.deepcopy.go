@@ -794,6 +794,11 @@ func (in *TargetStatus) DeepCopyInto(out *TargetStatus) {
 		*out = new(ZoneGeometry)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.SharesDriveWith != nil {
+		in, out := &in.SharesDriveWith, &out.SharesDriveWith
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	if in.PreconditionDrive != nil {
 		in, out := &in.PreconditionDrive, &out.PreconditionDrive
 		*out = new(DriveFigures)

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
+	"github.com/zns-mysql/zns-mysql/operator/internal/deviceid"
 	"github.com/zns-mysql/zns-mysql/operator/internal/event"
 	"github.com/zns-mysql/zns-mysql/operator/internal/failreason"
 )
@@ -33,7 +34,10 @@ type TargetsObserved struct {
 	HeldByOther map[string]string
 	// MaxConnections is each target's max_connections as its current my.cnf sets it, where that could be read.
 	MaxConnections map[string]int64
-	Now            time.Time
+	// Devices is the device under each target, where it is known: a zoned or raw device from the database's
+	// status, a volume's local device from its PersistentVolume.
+	Devices map[string]deviceid.ID
+	Now     time.Time
 }
 
 // Targets decides the WaitingForTargets phase. The Benchmark waits until it can run with all of its targets:
@@ -61,8 +65,10 @@ func Targets(obs TargetsObserved) Plan {
 			ts.Filesystem = string(v1alpha1.FilesystemZenFS)
 		}
 		ts.Zones = ZoneGeometry(db)
+		ts.Drive = obs.Devices[ts.Name].Drive()
 		dbs = append(dbs, db)
 	}
+	markSharedDrives(st)
 
 	if len(missing) > 0 {
 		p.waiting(b, obs.Now, v1alpha1.ReasonTargetsMissing, event.TargetsMissing, fmt.Sprintf(
@@ -184,4 +190,20 @@ func (p *Plan) abort(b *v1alpha1.Benchmark, now time.Time, reason, msg string) {
 	p.Events = append(p.Events, Abort(&p.Status, b.Generation, reason, msg, now))
 	p.act(Action{Kind: Settle})
 	p.Requeue, p.RequeueAfter = false, 0
+}
+
+// markSharedDrives names, on each target, the other targets on its drive.
+func markSharedDrives(st *v1alpha1.BenchmarkStatus) {
+	for i := range st.Targets {
+		ts := &st.Targets[i]
+		ts.SharesDriveWith = nil
+		if ts.Drive == "" {
+			continue
+		}
+		for _, other := range st.Targets {
+			if other.Name != ts.Name && other.Drive == ts.Drive {
+				ts.SharesDriveWith = append(ts.SharesDriveWith, other.Name)
+			}
+		}
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
+	"github.com/zns-mysql/zns-mysql/operator/internal/deviceid"
 )
 
 var t0 = time.Date(2026, 11, 27, 5, 0, 0, 0, time.UTC)
@@ -257,6 +258,28 @@ func TestConnectionsNeeded(t *testing.T) {
 		b := &v1alpha1.Benchmark{Spec: tc.spec}
 		if got := ConnectionsNeeded(b, tc.db); got != tc.want || got.Total() != int64(tc.want.Threads)+1 {
 			t.Errorf("%s: %+v (total %d), want %+v", tc.name, got, got.Total(), tc.want)
+		}
+	}
+}
+
+// TestTargetsNameSharedDrives: two namespaces of one NVMe controller are one drive, and each target says who
+// else is on it; a null_blk device, or a namespace on another node, is a drive of its own.
+func TestTargetsNameSharedDrives(t *testing.T) {
+	b := waitingBench("a", "b", "c", "d", "e")
+	obs := TargetsObserved{Benchmark: b, Now: t0,
+		Databases: dbs(database("a", false, ""), database("b", false, ""), database("c", false, ""), database("d", false, ""), database("e", false, "")),
+		Devices: map[string]deviceid.ID{"a": {Node: "n1", Device: "nvme0n1"}, "b": {Node: "n1", Device: "nvme0n2"},
+			"c": {Node: "n1", Device: "nullb0"}, "d": {Node: "n2", Device: "nvme0n1"}}}
+	p := Targets(obs)
+	for _, want := range []struct {
+		name, drive string
+		shares      []string
+	}{
+		{"a", "n1/nvme0", []string{"b"}}, {"b", "n1/nvme0", []string{"a"}}, {"c", "n1/nullb0", nil}, {"d", "n2/nvme0", nil}, {"e", "", nil},
+	} {
+		ts := TargetStatus(&p.Status, want.name)
+		if ts.Drive != want.drive || strings.Join(ts.SharesDriveWith, ",") != strings.Join(want.shares, ",") {
+			t.Errorf("%s: drive %q shared with %v, want %q with %v", want.name, ts.Drive, ts.SharesDriveWith, want.drive, want.shares)
 		}
 	}
 }

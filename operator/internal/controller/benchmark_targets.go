@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -11,6 +12,7 @@ import (
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
 	"github.com/zns-mysql/zns-mysql/operator/internal/benchplan"
+	"github.com/zns-mysql/zns-mysql/operator/internal/deviceid"
 )
 
 // getDB reads a target's ZNSDatabase; nil when it does not exist.
@@ -48,11 +50,11 @@ func (r *BenchmarkReconciler) waitForTargets(ctx context.Context, b *v1alpha1.Be
 	return r.carryOut(ctx, b, plan)
 }
 
-// observeTargets reads the targets' databases, which other live Benchmark holds each, and their
-// max_connections.
+// observeTargets reads the targets' databases, the devices under them, which other live Benchmark holds each,
+// and their max_connections.
 func (r *BenchmarkReconciler) observeTargets(ctx context.Context, b *v1alpha1.Benchmark) (benchplan.TargetsObserved, error) {
 	obs := benchplan.TargetsObserved{Benchmark: b, Databases: map[string]*v1alpha1.ZNSDatabase{},
-		HeldByOther: map[string]string{}, Now: r.now()}
+		HeldByOther: map[string]string{}, Devices: map[string]deviceid.ID{}, Now: r.now()}
 	for _, tg := range b.Spec.Targets {
 		db, err := r.getDB(ctx, b, tg.Name)
 		if err != nil {
@@ -62,6 +64,9 @@ func (r *BenchmarkReconciler) observeTargets(ctx context.Context, b *v1alpha1.Be
 			continue
 		}
 		obs.Databases[tg.Name] = db
+		if obs.Devices[tg.Name], err = r.deviceOf(ctx, db); err != nil {
+			return obs, err
+		}
 		holder, err := r.heldByOther(ctx, b, db)
 		if err != nil {
 			return obs, err
@@ -73,6 +78,18 @@ func (r *BenchmarkReconciler) observeTargets(ctx context.Context, b *v1alpha1.Be
 	var err error
 	obs.MaxConnections, err = r.maxConnectionsOf(ctx, obs.Databases)
 	return obs, err
+}
+
+// deviceOf is the device under a database: a zoned or raw device as its preflight saw it, or the local device
+// of a volume's PersistentVolume; zero when not known.
+func (r *BenchmarkReconciler) deviceOf(ctx context.Context, db *v1alpha1.ZNSDatabase) (deviceid.ID, error) {
+	if d := db.Status.Device; d != nil && d.Path != "" {
+		return deviceid.ID{Node: d.Node, Device: strings.TrimPrefix(d.Path, "/dev/")}, nil
+	}
+	if db.Spec.Storage.Volume != nil {
+		return r.volumeDevice(ctx, db)
+	}
+	return deviceid.ID{}, nil
 }
 
 // carryOut applies a decision: its status, then its actions, then its Events. An action that fails leaves the

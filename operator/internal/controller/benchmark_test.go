@@ -152,6 +152,10 @@ func TestBenchmarkMethodology(t *testing.T) {
 		g.MaxOpen != dev.MaxOpenZones || g.Device != "bench-node-1/nullb0" || in.Zones != nil {
 		t.Errorf("zone geometry: tenant1 %+v (device %+v), inno %+v", g, dev, in.Zones)
 	}
+	// Its null_blk device is a drive of its own; the InnoDB volume, with no local device under it here, has none known.
+	if z.Drive != "bench-node-1/nullb0" || len(z.SharesDriveWith) != 0 || in.Drive != "" {
+		t.Errorf("drives: tenant1 %q shared with %v, inno %q", z.Drive, z.SharesDriveWith, in.Drive)
+	}
 	if s := z.AcrossRuns; s == nil || s.Runs != 2 || s.BestIteration != 2 || s.BestTPS != "500.00" || s.TPSCI95 == "" {
 		t.Errorf("tenant1 across runs %+v", s)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -62,4 +63,23 @@ func geometryTable(w io.Writer, b *v1alpha1.Benchmark) error {
 			limit(g.MaxOpen), limit(g.MaxActive))
 	}
 	return tw.Flush()
+}
+
+// sharedDrives says which targets share a drive (namespaces of one NVMe controller): their figures include each
+// other's load, which a multitenant comparison is about and any other must know.
+func sharedDrives(w io.Writer, b *v1alpha1.Benchmark) {
+	var drives []string
+	on := map[string][]string{}
+	for _, ts := range b.Status.Targets {
+		if ts.Drive == "" || len(ts.SharesDriveWith) == 0 {
+			continue
+		}
+		if _, seen := on[ts.Drive]; !seen {
+			drives = append(drives, ts.Drive)
+		}
+		on[ts.Drive] = append(on[ts.Drive], ts.Name)
+	}
+	for _, d := range drives {
+		fmt.Fprintf(w, "targets %s share drive %s: each one's figures include the others' load\n", strings.Join(on[d], ", "), d)
+	}
 }

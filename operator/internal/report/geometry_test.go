@@ -93,3 +93,32 @@ func TestExportsCarryZoneGeometry(t *testing.T) {
 		}
 	}
 }
+
+// Two targets on namespaces of one NVMe controller are said to share its drive; a target alone on its drive is
+// not mentioned.
+func TestReportSaysWhichTargetsShareADrive(t *testing.T) {
+	b := load(t, "pair")
+	var out bytes.Buffer
+	if err := Table(&out, b); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "share drive") {
+		t.Fatalf("a drive shared without any target on one:\n%s", out.String())
+	}
+	for i := range b.Status.Targets {
+		ts := &b.Status.Targets[i]
+		ts.Drive = "node-1/nvme0"
+		for _, other := range b.Status.Targets {
+			if other.Name != ts.Name {
+				ts.SharesDriveWith = append(ts.SharesDriveWith, other.Name)
+			}
+		}
+	}
+	out.Reset()
+	if err := Table(&out, b); err != nil {
+		t.Fatal(err)
+	}
+	if want := "targets myrocks, innodb share drive node-1/nvme0: each one's figures include the others' load\n"; !strings.Contains(out.String(), want) {
+		t.Errorf("no line %q in\n%s", want, out.String())
+	}
+}

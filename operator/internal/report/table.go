@@ -133,6 +133,7 @@ func Table(w io.Writer, b *v1alpha1.Benchmark) error {
 	if err := geometryTable(w, b); err != nil {
 		return err
 	}
+	sharedDrives(w, b)
 	if err := runsTable(w, b); err != nil {
 		return err
 	}
