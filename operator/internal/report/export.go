@@ -7,6 +7,7 @@ import (
 	"io"
 	"sort"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -98,10 +99,13 @@ type ExportTarget struct {
 	Message string `json:"message,omitempty"`
 	Rows    int64  `json:"rows,omitempty"`
 	// Zones is a zoned target's zone geometry.
-	Zones      *v1alpha1.ZoneGeometry `json:"zones,omitempty"`
-	Mean       map[string]*float64    `json:"mean,omitempty"`
-	AcrossRuns map[string]*float64    `json:"acrossRuns,omitempty"`
-	VsBaseline map[string]*float64    `json:"vsBaseline,omitempty"`
+	Zones *v1alpha1.ZoneGeometry `json:"zones,omitempty"`
+	// Drive is the drive under the target, and SharesDriveWith the other targets on it.
+	Drive           string              `json:"drive,omitempty"`
+	SharesDriveWith []string            `json:"sharesDriveWith,omitempty"`
+	Mean            map[string]*float64 `json:"mean,omitempty"`
+	AcrossRuns      map[string]*float64 `json:"acrossRuns,omitempty"`
+	VsBaseline      map[string]*float64 `json:"vsBaseline,omitempty"`
 	// Verdicts says whether each difference from the baseline is larger than the runs' noise.
 	Verdicts map[string]string  `json:"verdicts,omitempty"`
 	Notes    []string           `json:"notes,omitempty"`
@@ -249,7 +253,7 @@ func ToExport(d Data) Export {
 		Targets: []ExportTarget{}, Runs: []ExportRun{}}
 	for _, ts := range b.Status.Targets {
 		t := ExportTarget{Name: ts.Name, Stack: Stack(ts), Engine: ts.Engine, Storage: ts.Storage, State: string(ts.State),
-			Reason: ts.Reason, Message: ts.Message, Rows: ts.Rows, Zones: ts.Zones, Notes: ts.Notes, Size: ts.Size,
+			Reason: ts.Reason, Message: ts.Message, Rows: ts.Rows, Zones: ts.Zones, Drive: ts.Drive, SharesDriveWith: ts.SharesDriveWith, Notes: ts.Notes, Size: ts.Size,
 			PreconditionDrive: exportDrive(ts.PreconditionDrive), PrepareDrive: exportDrive(ts.PrepareDrive),
 			DriveMean: exportDrive(ts.DriveMean), Capacity: exportCapacity(ts.Capacity)}
 		if t.PreconditionDrive != nil || t.PrepareDrive != nil || t.DriveMean != nil {
@@ -308,6 +312,8 @@ func SummaryCSV(w io.Writer, d Data) error {
 	head = append(head, driveHead(ops)...)
 	// A zoned target's zone geometry, on every row of the target (zone size is a variable of the comparison).
 	head = append(head, "zone_count", "zone_size_bytes", "zone_capacity_bytes", "max_open_zones", "max_active_zones")
+	// The drive under the target and the other targets on it (separated by spaces).
+	head = append(head, "drive", "shares_drive_with")
 	if err := cw.Write(head); err != nil {
 		return err
 	}
@@ -337,6 +343,7 @@ func SummaryCSV(w io.Writer, d Data) error {
 		}
 		rec = append(rec, driveRecord(drive, capacity, ops)...)
 		rec = append(rec, zoneRecord(ts.Zones)...)
+		rec = append(rec, ts.Drive, strings.Join(ts.SharesDriveWith, " "))
 		return cw.Write(rec)
 	}
 	for _, ts := range b.Status.Targets {

@@ -121,4 +121,21 @@ func TestReportSaysWhichTargetsShareADrive(t *testing.T) {
 	if want := "targets myrocks, innodb share drive node-1/nvme0: each one's figures include the others' load\n"; !strings.Contains(out.String(), want) {
 		t.Errorf("no line %q in\n%s", want, out.String())
 	}
+	// The exports carry them too.
+	d, err := Collect(b, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, col := summaryCSV(t, d)
+	for _, r := range recs[1:] {
+		other := map[string]string{"myrocks": "innodb", "innodb": "myrocks"}[r[col["target"]]]
+		if r[col["drive"]] != "node-1/nvme0" || r[col["shares_drive_with"]] != other {
+			t.Errorf("%s row %s: drive %q shared with %q", r[col["target"]], r[col["iteration"]], r[col["drive"]], r[col["shares_drive_with"]])
+		}
+	}
+	for _, et := range exportJSON(t, d).Targets {
+		if et.Drive != "node-1/nvme0" || len(et.SharesDriveWith) != 1 {
+			t.Errorf("%s: exported drive %q shared with %v", et.Name, et.Drive, et.SharesDriveWith)
+		}
+	}
 }
