@@ -177,7 +177,10 @@ func TestZonedFilesystemFlow(t *testing.T) {
 		Targets:  []v1alpha1.BenchmarkTarget{{Name: "zbtrfs"}, {Name: "nvme"}, {Name: "conv"}, {Name: "convdev"}},
 		Baseline: "convdev", Workload: "oltp_update_index", Tables: 1, TableSize: 2000, Threads: 2,
 		DurationSeconds: 20, ReportIntervalSeconds: 2, Iterations: 1,
-		StartDelaySeconds:    int32(30 * timeScale),
+		// Under QEMU's emulation the four run pods, each with the drive sidecar, started up to 144 s after their
+		// Jobs were created (a cold .ci/run of 2026-11-27, the node also running five mysqld): 30 x 4 s was too
+		// short for the common start, and those targets failed with StartMissed.
+		StartDelaySeconds:    int32(60 * timeScale),
 		TargetTimeoutSeconds: int32(600 * timeScale),
 		Drive:                &v1alpha1.DriveSpec{Counters: true, ModelOverProvisioningPercent: []int32{7, 28}},
 		SteadyState:          &steady,
