@@ -46,7 +46,7 @@ func Run(obs RunObserved) Plan {
 	}
 	running := 0
 	for _, ts := range Active(st) {
-		if hasIteration(ts, it) {
+		if HasIteration(ts, it) {
 			// Its run is over, but it stays held in the workload profile until the last target's run ends; a
 			// database deleted meanwhile is left to the step that needs it.
 			if db := obs.Databases[ts.Name]; db != nil {
@@ -183,9 +183,7 @@ func NoteIgnoredErrors(ts *v1alpha1.TargetStatus, it int32, sum benchresult.Summ
 }
 
 // HasIteration tells whether the target recorded run it.
-func HasIteration(ts *v1alpha1.TargetStatus, it int32) bool { return hasIteration(ts, it) }
-
-func hasIteration(ts *v1alpha1.TargetStatus, it int32) bool {
+func HasIteration(ts *v1alpha1.TargetStatus, it int32) bool {
 	for _, r := range ts.Iterations {
 		if r.Iteration == it {
 			return true

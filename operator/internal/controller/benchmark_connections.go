@@ -58,7 +58,7 @@ func (r *BenchmarkReconciler) maxConnections(ctx context.Context, db *v1alpha1.Z
 		return 0, false, nil
 	}
 	cm := &corev1.ConfigMap{}
-	err := r.reader().Get(ctx, client.ObjectKey{Namespace: db.Namespace, Name: db.Status.ConfigMapName}, cm)
+	err := uncached(r.APIReader, r.Client).Get(ctx, client.ObjectKey{Namespace: db.Namespace, Name: db.Status.ConfigMapName}, cm)
 	if apierrors.IsNotFound(err) {
 		return 0, false, nil
 	}

@@ -46,7 +46,7 @@ func (c ClientsetPodLogs) Read(ctx context.Context, namespace, pod, container st
 func (r *BenchmarkReconciler) createJob(ctx context.Context, b *v1alpha1.Benchmark, phase string, it int32, startAt time.Time, db *v1alpha1.ZNSDatabase) error {
 	sum, rejected, err := r.applyJob(ctx, b, phase, it, db, startAt)
 	if rejected {
-		r.failTarget(b, targetStatus(b, db.Name), event.RunFailed, sum.Reason, sum.Error)
+		r.failTarget(b, targetStatus(b, db.Name), event.JobRejected, sum.Reason, sum.Error)
 	}
 	return err
 }

@@ -33,32 +33,40 @@ func holds(b *v1alpha1.Benchmark, db *v1alpha1.ZNSDatabase) bool {
 }
 
 // heldByOther names the live Benchmark other than b that holds db, "" when db is free for b. A lease whose
-// Benchmark is gone (deleted without its finalizer, or re-created under the same name) is free. The holder is
-// read from the API server, not the cache, so that a Benchmark created a moment ago is not taken for gone.
+// Benchmark is gone (deleted without its finalizer, or re-created under the same name) is free.
 func (r *BenchmarkReconciler) heldByOther(ctx context.Context, b *v1alpha1.Benchmark, db *v1alpha1.ZNSDatabase) (string, error) {
 	name, uid := leaseOf(db)
 	if uid == "" || uid == string(b.UID) {
 		return "", nil
 	}
-	holder := &v1alpha1.Benchmark{}
-	err := r.reader().Get(ctx, client.ObjectKey{Namespace: db.Namespace, Name: name}, holder)
-	if apierrors.IsNotFound(err) {
-		return "", nil
-	}
-	if err != nil {
+	live, err := leaseHolderLive(ctx, uncached(r.APIReader, r.Client), db)
+	if err != nil || !live {
 		return "", err
-	}
-	if string(holder.UID) != uid {
-		return "", nil
 	}
 	return name, nil
 }
 
-func (r *BenchmarkReconciler) reader() client.Reader {
-	if r.APIReader != nil {
-		return r.APIReader
+// leaseHolderLive tells whether the Benchmark a lease on db names still exists (the same one: its UID). It is
+// read from the API server, not the cache, so that a Benchmark created a moment ago is not taken for gone.
+func leaseHolderLive(ctx context.Context, reader client.Reader, db *v1alpha1.ZNSDatabase) (bool, error) {
+	name, uid := leaseOf(db)
+	holder := &v1alpha1.Benchmark{}
+	err := reader.Get(ctx, client.ObjectKey{Namespace: db.Namespace, Name: name}, holder)
+	if apierrors.IsNotFound(err) {
+		return false, nil
 	}
-	return r.Client
+	if err != nil {
+		return false, err
+	}
+	return string(holder.UID) == uid, nil
+}
+
+// uncached is the reader past the cache where one was given (the manager's API reader), else the client.
+func uncached(api client.Reader, c client.Client) client.Reader {
+	if api != nil {
+		return api
+	}
+	return c
 }
 
 // acquire takes every database for b, in name order (a global order: no two Benchmarks can each wait for what

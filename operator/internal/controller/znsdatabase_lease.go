@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -22,7 +21,7 @@ func (r *ZNSDatabaseReconciler) reconcileProfile(ctx context.Context, st *state)
 	db := st.db
 	st.profile = db.Spec.Profile
 	if db.Leased() {
-		live, err := r.leaseHolderExists(ctx, db)
+		live, err := leaseHolderLive(ctx, uncached(r.APIReader, r.Client), db)
 		if err != nil {
 			return nil, err
 		}
@@ -37,20 +36,6 @@ func (r *ZNSDatabaseReconciler) reconcileProfile(ctx context.Context, st *state)
 	}
 	db.Status.Profile = st.profile
 	return nil, nil
-}
-
-// leaseHolderExists reads the holding Benchmark from the API server, not the cache: a Benchmark created a
-// moment ago must not be taken for gone, which would end its lease under it.
-func (r *ZNSDatabaseReconciler) leaseHolderExists(ctx context.Context, db *v1alpha1.ZNSDatabase) (bool, error) {
-	holder := &v1alpha1.Benchmark{}
-	err := r.reader().Get(ctx, client.ObjectKey{Namespace: db.Namespace, Name: db.Annotations[v1alpha1.AnnotationBenchmark]}, holder)
-	if apierrors.IsNotFound(err) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	return string(holder.UID) == db.Annotations[v1alpha1.AnnotationBenchmarkUID], nil
 }
 
 // endStaleLease removes a lease whose Benchmark is gone, with optimistic concurrency: a Benchmark taking the
@@ -71,11 +56,4 @@ func dropLease(db *v1alpha1.ZNSDatabase) {
 	delete(db.Annotations, v1alpha1.AnnotationBenchmark)
 	delete(db.Annotations, v1alpha1.AnnotationBenchmarkUID)
 	delete(db.Annotations, v1alpha1.AnnotationBenchmarkProfile)
-}
-
-func (r *ZNSDatabaseReconciler) reader() client.Reader {
-	if r.APIReader != nil {
-		return r.APIReader
-	}
-	return r.Client
 }
