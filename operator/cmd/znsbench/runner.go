@@ -63,15 +63,7 @@ func (r *runner) main(ctx context.Context) int {
 			r.measureUsable(ctx)
 		}
 	case c.phase == benchresult.PhasePrepare && (c.createDatabase || c.dropExisting):
-		if c.dropExisting {
-			err = r.dropSysbenchTables(ctx)
-		}
-		if err == nil && c.createDatabase {
-			err = r.ensureDatabase(ctx)
-		}
-		if err == nil {
-			err = r.sysbench(ctx)
-		}
+		err = r.prepareFresh(ctx)
 	default:
 		if err = r.sysbench(ctx); err == nil && c.phase == benchresult.PhaseRun {
 			r.measureSize(ctx)

@@ -136,6 +136,9 @@ func (p *Plan) prepareTarget(obs PhaseObserved, ts *v1alpha1.TargetStatus, db *v
 					return
 				}
 				p.Events = append(p.Events, job.DriveEvents...)
+				if n := job.Summary.PrepareAttempts; n > 1 {
+					p.emit(event.PrepareRetried, ts.Name, n)
+				}
 				ts.State, ts.PrepareDrive = v1alpha1.TargetPrepared, job.Drive
 			}
 			p.setProfileBack(ts)

@@ -118,6 +118,9 @@ type Summary struct {
 	UsableBytes  int64  `json:"usableBytes,omitempty"`
 	UsableSource string `json:"usableSource,omitempty"`
 
+	// PrepareAttempts is how many prepares it took when sysbench could not connect at first (absent: one).
+	PrepareAttempts int `json:"prepareAttempts,omitempty"`
+
 	// Verify: rows counted over sbtest1..N against tables x table size.
 	RowsExpected int64 `json:"rowsExpected,omitempty"`
 	RowsFound    int64 `json:"rowsFound,omitempty"`

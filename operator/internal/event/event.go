@@ -66,17 +66,19 @@ var (
 
 // Benchmark events.
 var (
-	BenchmarkStarted   = Event{corev1.EventTypeNormal, "Started", "benchmark of %d target(s) with %s started"}
-	TargetsMissing     = Event{corev1.EventTypeWarning, "TargetsMissing", "%s"}
-	TargetsBusy        = Event{corev1.EventTypeNormal, "TargetsBusy", "%s"}
-	TargetsReady       = Event{corev1.EventTypeNormal, "TargetsReady", "%s"}
-	TargetNotFound     = Event{corev1.EventTypeWarning, "TargetNotFound", "%s"}
-	TargetDeleted      = Event{corev1.EventTypeWarning, "TargetDeleted", "%s"}
-	TargetUnavailable  = Event{corev1.EventTypeWarning, "TargetUnavailable", "%s"}
-	JobsStopped        = Event{corev1.EventTypeNormal, "JobsStopped", "stopped Job(s) %s: %s"}
-	ManyIgnoredErrors  = Event{corev1.EventTypeWarning, "ManyIgnoredErrors", "target %s: %s"}
-	ProfileSwitched    = Event{corev1.EventTypeNormal, "ProfileSwitched", "switched ZNSDatabase %s to the %s profile (%s)"}
-	PrepareFailed      = Event{corev1.EventTypeWarning, "PrepareFailed", "%s"}
+	BenchmarkStarted  = Event{corev1.EventTypeNormal, "Started", "benchmark of %d target(s) with %s started"}
+	TargetsMissing    = Event{corev1.EventTypeWarning, "TargetsMissing", "%s"}
+	TargetsBusy       = Event{corev1.EventTypeNormal, "TargetsBusy", "%s"}
+	TargetsReady      = Event{corev1.EventTypeNormal, "TargetsReady", "%s"}
+	TargetNotFound    = Event{corev1.EventTypeWarning, "TargetNotFound", "%s"}
+	TargetDeleted     = Event{corev1.EventTypeWarning, "TargetDeleted", "%s"}
+	TargetUnavailable = Event{corev1.EventTypeWarning, "TargetUnavailable", "%s"}
+	JobsStopped       = Event{corev1.EventTypeNormal, "JobsStopped", "stopped Job(s) %s: %s"}
+	ManyIgnoredErrors = Event{corev1.EventTypeWarning, "ManyIgnoredErrors", "target %s: %s"}
+	ProfileSwitched   = Event{corev1.EventTypeNormal, "ProfileSwitched", "switched ZNSDatabase %s to the %s profile (%s)"}
+	PrepareFailed     = Event{corev1.EventTypeWarning, "PrepareFailed", "%s"}
+	// PrepareRetried: sysbench's prepare could not connect at first and the runner prepared again from scratch.
+	PrepareRetried     = Event{corev1.EventTypeWarning, "PrepareRetried", "target %s: sysbench's prepare could not connect at first; it succeeded on attempt %d"}
 	PreconditionFailed = Event{corev1.EventTypeWarning, "PreconditionFailed", "%s"}
 	RowCountMismatch   = Event{corev1.EventTypeWarning, "RowCountMismatch", "%s"}
 	VerifyFailed       = Event{corev1.EventTypeWarning, "VerifyFailed", "%s"}
