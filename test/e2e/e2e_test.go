@@ -316,11 +316,13 @@ func TestConventionalFlow(t *testing.T) {
 	}
 	printComparison(t, b)
 
-	// A second Benchmark over the same databases prepares afresh over the first one's tables, and runs the
-	// write-only phase on both (conventional) targets before its run: rounds until their TPS settles.
+	// A second Benchmark over the same databases prepares afresh over the first one's tables, runs the
+	// write-only phase on both (conventional) targets before its runs (rounds until their TPS settles), then two
+	// workloads in turn over that one prepare.
 	rule := v1alpha1.SteadyStateSpec{RoundSeconds: 5, MaxRounds: 3, Window: 2, MaxRangePercent: 50, MaxSlopeExcursionPercent: 50}
+	workloads := []string{"oltp_point_select", "oltp_read_only"}
 	again := runBenchmark(t, ns, "again", v1alpha1.BenchmarkSpec{
-		Workload: "oltp_point_select", Tables: 1, TableSize: 1000, Threads: 1,
+		Workloads: workloads, Tables: 1, TableSize: 1000, Threads: 1,
 		DurationSeconds: 5, ReportIntervalSeconds: 1, Iterations: 1, StartDelaySeconds: 20,
 		SteadyState: &rule,
 	})
@@ -329,6 +331,20 @@ func TestConventionalFlow(t *testing.T) {
 			t.Errorf("second Benchmark, target %s: state %s, %d rows (want 1000: fresh tables)", ts.Name, ts.State, ts.Rows)
 		}
 		checkSteadyState(t, ts, rule)
+		if len(ts.Iterations) != 2 || len(ts.Workloads) != 2 {
+			t.Errorf("second Benchmark, target %s: %d runs, %d workload results; want one run of each of %v", ts.Name,
+				len(ts.Iterations), len(ts.Workloads), workloads)
+			continue
+		}
+		for i, w := range ts.Workloads {
+			if w.Workload != workloads[i] || ts.Iterations[i].Workload != workloads[i] || w.Mean == nil || w.Mean.TPS == "" {
+				t.Errorf("second Benchmark, target %s, workload %d: %+v, run %+v", ts.Name, i, w, ts.Iterations[i])
+			}
+		}
+		// a point select is one query, a read-only transaction fourteen: two scripts ran, not one twice
+		if a, b := ts.Iterations[0].TPS, ts.Iterations[1].TPS; a == b {
+			t.Errorf("second Benchmark, target %s: %s and %s ran at the same %s TPS", ts.Name, workloads[0], workloads[1], a)
+		}
 	}
 	if err := k8s.Delete(ctx, again); err != nil {
 		t.Fatal(err)

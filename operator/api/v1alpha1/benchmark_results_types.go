@@ -36,6 +36,24 @@ type SweepPoint struct {
 	VsBaseline *Ratios `json:"vsBaseline,omitempty"`
 }
 
+// WorkloadPoint is one target's result for one workload of spec.workloads.
+type WorkloadPoint struct {
+	// Workload is the sysbench script.
+	Workload string `json:"workload"`
+	// Mean is the mean over the workload's runs.
+	// +optional
+	Mean *RunFigures `json:"mean,omitempty"`
+	// AcrossRuns is how the workload's runs differ from one another.
+	// +optional
+	AcrossRuns *RunSpread `json:"acrossRuns,omitempty"`
+	// DriveMean is the mean of the workload's runs' drive figures (spec.drive).
+	// +optional
+	DriveMean *DriveFigures `json:"driveMean,omitempty"`
+	// VsBaseline compares Mean with the baseline target's for the same workload.
+	// +optional
+	VsBaseline *Ratios `json:"vsBaseline,omitempty"`
+}
+
 // LiveFigures are the figures of the last report interval of a run in progress.
 type LiveFigures struct {
 	// Iteration is the run the interval belongs to.
@@ -60,7 +78,10 @@ type IterationResult struct {
 	Iteration int32 `json:"iteration"`
 	// Threads the run used.
 	// +optional
-	Threads    int32 `json:"threads,omitempty"`
+	Threads int32 `json:"threads,omitempty"`
+	// Workload is the sysbench script the run used.
+	// +optional
+	Workload   string `json:"workload,omitempty"`
 	RunFigures `json:",inline"`
 	// Transactions in the run.
 	// +optional

@@ -30,7 +30,7 @@ const (
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=znsbench,categories=zns-mysql
-// +kubebuilder:printcolumn:name="Workload",type=string,JSONPath=`.spec.workload`
+// +kubebuilder:printcolumn:name="Workload",type=string,JSONPath=`.status.workload`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Progress",type=string,JSONPath=`.status.progress`
 // +kubebuilder:printcolumn:name="Result",type=string,JSONPath=`.status.result`
@@ -56,6 +56,8 @@ type Benchmark struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.baseline) || self.targets.exists(t, t.name == self.baseline)",message="baseline must name one of the targets"
 // +kubebuilder:validation:XValidation:rule="!has(self.reportIntervalSeconds) || !has(self.durationSeconds) || 2 * self.reportIntervalSeconds <= self.durationSeconds",message="spec.reportIntervalSeconds must be at most half of spec.durationSeconds: the deviation figures are computed across report intervals and need at least two of them"
 // +kubebuilder:validation:XValidation:rule="!has(self.tables) || !has(self.tableSize) || self.tables * self.tableSize <= 10000000000",message="spec.tables x spec.tableSize must be at most 10000000000 rows (about 2 TB of sysbench data)"
+// +kubebuilder:validation:XValidation:rule="!has(self.workloads) || !has(self.threadSweep)",message="spec.workloads and spec.threadSweep cannot be combined: a thread sweep is of one workload; sweep each workload in a Benchmark of its own"
+// +kubebuilder:validation:XValidation:rule="!has(self.workloads) || size(self.workloads) * (has(self.iterations) ? self.iterations : 1) <= 100",message="spec.workloads x spec.iterations must be at most 100 runs"
 type BenchmarkSpec struct {
 	// Targets are the ZNSDatabases (in the Benchmark's namespace) that run the workload together. The
 	// Benchmark runs only with all of them: it waits for missing ones (failing after targetTimeoutSeconds) and
@@ -75,6 +77,18 @@ type BenchmarkSpec struct {
 	// +kubebuilder:default=oltp_update_index
 	// +optional
 	Workload string `json:"workload,omitempty"`
+
+	// Workloads runs several sysbench OLTP scripts over the same prepared data, each in turn on every target from
+	// a common start, each repeated iterations times; workload is then unused. Results per workload are in
+	// status.targets[].workloads; a target's mean and ratios are then those of the first workload. oltp_insert
+	// adds rows, so it may only come last. At most 8, and workloads x iterations at most 100 runs.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:items:Enum=oltp_update_index;oltp_update_non_index;oltp_write_only;oltp_read_write;oltp_read_only;oltp_insert;oltp_point_select;oltp_delete
+	// +kubebuilder:validation:XValidation:rule="self.all(x, self.exists_one(y, y == x))",message="workloads must not repeat a workload"
+	// +kubebuilder:validation:XValidation:rule="!self.exists(w, w == 'oltp_insert') || self[size(self) - 1] == 'oltp_insert'",message="oltp_insert adds rows: it may only be the last of workloads, so that the others run on the tables as prepared"
+	// +optional
+	Workloads []string `json:"workloads,omitempty"`
 
 	// Tables is sysbench's --tables. Default: 4.
 	// +kubebuilder:validation:Minimum=1
@@ -247,8 +261,12 @@ type BenchmarkStatus struct {
 	// +optional
 	Progress string `json:"progress,omitempty"`
 
-	// Iteration is the run in progress or last finished (1-based); with a thread sweep, runs go through the
-	// thread counts in order, each repeated spec.iterations times.
+	// Workload is what the runs run, for kubectl's column: spec.workload, or spec.workloads joined by commas.
+	// +optional
+	Workload string `json:"workload,omitempty"`
+
+	// Iteration is the run in progress or last finished (1-based); with a thread sweep (or spec.workloads), runs
+	// go through the thread counts (the workloads) in order, each repeated spec.iterations times.
 	// +optional
 	Iteration int32 `json:"iteration,omitempty"`
 
@@ -407,7 +425,8 @@ type TargetStatus struct {
 	// Iterations are the results of each run.
 	// +optional
 	Iterations []IterationResult `json:"iterations,omitempty"`
-	// Mean is the mean over the iterations; with a thread sweep, over those at its last thread count.
+	// Mean is the mean over the iterations; with a thread sweep, over those at its last thread count; with
+	// spec.workloads, over those of the first workload.
 	// +optional
 	Mean *RunFigures `json:"mean,omitempty"`
 	// AcrossRuns is how the runs Mean is over differ from one another: the best run and the confidence
@@ -430,6 +449,11 @@ type TargetStatus struct {
 	// +listMapKey=threads
 	// +optional
 	Sweep []SweepPoint `json:"sweep,omitempty"`
+	// Workloads holds, with spec.workloads, the mean, the spread and the ratios of each workload.
+	// +listType=map
+	// +listMapKey=workload
+	// +optional
+	Workloads []WorkloadPoint `json:"workloads,omitempty"`
 }
 
 // BenchmarkList is a list of Benchmark.

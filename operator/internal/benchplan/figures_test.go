@@ -52,3 +52,65 @@ func TestSummarizeKeepsBestRunsAndVerdicts(t *testing.T) {
 		t.Errorf("the baseline against itself: %+v, want ratios of 1 and no test", v)
 	}
 }
+
+// TestSummarizeWorkloads: with spec.workloads each workload's runs are summarized apart and compared with the
+// baseline's runs of the same workload; the target's own figures are the first workload's.
+func TestSummarizeWorkloads(t *testing.T) {
+	spec := v1alpha1.BenchmarkSpec{Workloads: []string{"oltp_read_only", "oltp_update_index"}, Iterations: 2}
+	of := func(tps ...string) []v1alpha1.IterationResult {
+		its := runs(tps...)
+		for i := range its {
+			its[i].Workload = spec.RunWorkload(its[i].Iteration)
+		}
+		return its
+	}
+	st := v1alpha1.BenchmarkStatus{Baseline: "innodb", Targets: []v1alpha1.TargetStatus{
+		{Name: "myrocks", Iterations: of("200.00", "220.00", "90.00", "110.00")},
+		{Name: "innodb", Iterations: of("100.00", "100.00", "50.00", "50.00")},
+	}}
+	Summarize(&spec, &st)
+	my := st.Targets[0]
+	if len(my.Workloads) != 2 || my.Workloads[0].Workload != "oltp_read_only" || my.Workloads[1].Workload != "oltp_update_index" {
+		t.Fatalf("myrocks workloads %+v", my.Workloads)
+	}
+	for i, want := range []struct{ mean, vs, best string }{{"210.00", "2.100", "220.00"}, {"100.00", "2.000", "110.00"}} {
+		w := my.Workloads[i]
+		if w.Mean == nil || w.Mean.TPS != want.mean || w.VsBaseline == nil || w.VsBaseline.TPS != want.vs ||
+			w.AcrossRuns == nil || w.AcrossRuns.Runs != 2 || w.AcrossRuns.BestTPS != want.best {
+			t.Errorf("%s: mean %+v, vs %+v, across %+v; want %+v", w.Workload, w.Mean, w.VsBaseline, w.AcrossRuns, want)
+		}
+	}
+	if my.Mean == nil || my.Mean.TPS != "210.00" || my.VsBaseline == nil || my.VsBaseline.TPS != "2.100" || my.AcrossRuns.Runs != 2 {
+		t.Errorf("myrocks own figures %+v vs %+v: want the first workload's", my.Mean, my.VsBaseline)
+	}
+	if len(st.Targets[1].Workloads) != 2 || st.Targets[1].Workloads[1].VsBaseline.TPS != "1.000" {
+		t.Errorf("innodb workloads %+v", st.Targets[1].Workloads)
+	}
+}
+
+// TestRunPoints: runs walk the workloads (or the thread counts) in order, each repeated iterations times.
+func TestRunPoints(t *testing.T) {
+	s := v1alpha1.BenchmarkSpec{Workload: "oltp_update_index", Workloads: []string{"oltp_read_only", "oltp_write_only", "oltp_insert"},
+		Threads: 16, Iterations: 2}
+	if s.Runs() != 6 || s.WorkloadLabel() != "oltp_read_only,oltp_write_only,oltp_insert" {
+		t.Errorf("runs %d, label %q", s.Runs(), s.WorkloadLabel())
+	}
+	for run, want := range map[int32]struct {
+		workload string
+		rep      int32
+	}{1: {"oltp_read_only", 1}, 2: {"oltp_read_only", 2}, 3: {"oltp_write_only", 1}, 6: {"oltp_insert", 2}} {
+		th, rep := s.RunThreads(run)
+		if w := s.RunWorkload(run); w != want.workload || rep != want.rep || th != 16 {
+			t.Errorf("run %d: %s repetition %d at %d threads, want %+v at 16", run, w, rep, th, want)
+		}
+	}
+	one := v1alpha1.BenchmarkSpec{Workload: "oltp_read_write", Threads: 8, Iterations: 3}
+	if th, rep := one.RunThreads(3); one.Runs() != 3 || one.RunWorkload(3) != "oltp_read_write" || th != 8 || rep != 3 ||
+		one.WorkloadLabel() != "oltp_read_write" {
+		t.Errorf("one workload: runs %d, run 3 %s %d threads repetition %d", one.Runs(), one.RunWorkload(3), th, rep)
+	}
+	sweep := v1alpha1.BenchmarkSpec{Workload: "oltp_read_write", ThreadSweep: []int32{1, 4}, Iterations: 2}
+	if th, rep := sweep.RunThreads(3); sweep.Runs() != 4 || th != 4 || rep != 1 || sweep.RunWorkload(4) != "oltp_read_write" {
+		t.Errorf("sweep: runs %d, run 3 at %d threads repetition %d", sweep.Runs(), th, rep)
+	}
+}

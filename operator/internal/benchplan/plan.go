@@ -162,6 +162,7 @@ func Start(b *v1alpha1.Benchmark, now time.Time) Plan {
 	t := metav1.NewTime(now)
 	st.StartedAt = &t
 	st.Baseline = b.Spec.Baseline
+	st.Workload = b.Spec.WorkloadLabel()
 	if st.Baseline == "" {
 		st.Baseline = b.Spec.Targets[0].Name
 	}
@@ -170,6 +171,6 @@ func Start(b *v1alpha1.Benchmark, now time.Time) Plan {
 		st.Targets = append(st.Targets, v1alpha1.TargetStatus{Name: tg.Name, State: v1alpha1.TargetPending})
 	}
 	SetPhase(st, v1alpha1.BenchmarkWaitingForTargets, "waiting for targets", now)
-	p.emit(event.BenchmarkStarted, len(b.Spec.Targets), b.Spec.Workload)
+	p.emit(event.BenchmarkStarted, len(b.Spec.Targets), b.Spec.WorkloadLabel())
 	return p
 }

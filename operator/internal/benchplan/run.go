@@ -87,6 +87,7 @@ func Run(obs RunObserved) Plan {
 		res := IterationResult(it, sum, p.keepSeries(obs, b, ts.Name, it))
 		res.Drive = job.Drive
 		res.Threads, _ = b.Spec.RunThreads(it)
+		res.Workload = b.Spec.RunWorkload(it)
 		ts.Iterations = append(ts.Iterations, res)
 		RecordSize(ts, sum)
 		p.noteIgnoredErrors(ts, it, sum)

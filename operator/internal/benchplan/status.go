@@ -30,12 +30,16 @@ func RecordPrepareSize(ts *v1alpha1.TargetStatus, sum benchresult.Summary) {
 	}
 }
 
-// RunLabel names a run in progress messages: "run 2/3", or in a sweep "run 2/6 (4 threads)".
+// RunLabel names a run in progress messages: "run 2/3", in a sweep "run 2/6 (4 threads)", with several
+// workloads "run 2/6 (oltp_read_only)".
 func RunLabel(b *v1alpha1.Benchmark, it int32) string {
 	l := fmt.Sprintf("run %d/%d", it, b.Spec.Runs())
-	if len(b.Spec.ThreadSweep) > 0 {
+	switch {
+	case len(b.Spec.ThreadSweep) > 0:
 		th, _ := b.Spec.RunThreads(it)
 		l += fmt.Sprintf(" (%d threads)", th)
+	case len(b.Spec.Workloads) > 0:
+		l += " (" + b.Spec.RunWorkload(it) + ")"
 	}
 	return l
 }

@@ -1,6 +1,7 @@
 package benchplan
 
 import (
+	"fmt"
 	"slices"
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
@@ -18,11 +19,14 @@ func RecordSize(ts *v1alpha1.TargetStatus, sum benchresult.Summary) {
 	ts.Size.AfterRunBytes = sum.DataBytes
 }
 
-// Summarize computes each target's mean, its spread across runs and its ratios to the baseline; with a thread
-// sweep, per thread count (status.targets[].sweep), mean, spread and ratios then being those of the last count.
+// Summarize computes each target's mean, its spread across runs and its ratios to the baseline. With a thread
+// sweep they are also computed per thread count (status.targets[].sweep), the target's own then being those of
+// the last count; with spec.workloads, per workload (status.targets[].workloads), the target's own being those
+// of the first workload.
 func Summarize(spec *v1alpha1.BenchmarkSpec, st *v1alpha1.BenchmarkStatus) {
-	base := map[int32]runsSummary{}
-	sums := make([]map[int32]runsSummary, len(st.Targets))
+	const headline = ""
+	base := map[string]runsSummary{}
+	sums := make([]map[string]runsSummary, len(st.Targets))
 	for i := range st.Targets {
 		ts := &st.Targets[i]
 		if ts.State == v1alpha1.TargetFailed {
@@ -32,26 +36,28 @@ func Summarize(spec *v1alpha1.BenchmarkSpec, st *v1alpha1.BenchmarkStatus) {
 		if note := steadyNote(ts); note != "" && !slices.Contains(ts.Notes, note) {
 			ts.Notes = append(ts.Notes, note)
 		}
-		sums[i] = map[int32]runsSummary{0: summarizeRuns(ts.Iterations)}
-		ts.Sweep = nil
+		sums[i] = map[string]runsSummary{headline: summarizeRuns(ts.Iterations)}
+		ts.Sweep, ts.Workloads = nil, nil
 		for _, th := range spec.ThreadSweep {
-			var its []v1alpha1.IterationResult
-			for _, it := range ts.Iterations {
-				if it.Threads == th {
-					its = append(its, it)
-				}
-			}
-			if len(its) > 0 {
+			if its := runsWhere(ts.Iterations, func(r v1alpha1.IterationResult) bool { return r.Threads == th }); len(its) > 0 {
 				s := summarizeRuns(its)
-				sums[i][th] = s
+				sums[i][threadsKey(th)], sums[i][headline] = s, s // the last count's is the target's own
 				ts.Sweep = append(ts.Sweep, v1alpha1.SweepPoint{Threads: th, Mean: s.mean, AcrossRuns: s.spread})
 			}
 		}
-		if n := len(ts.Sweep); n > 0 {
-			sums[i][0] = sums[i][ts.Sweep[n-1].Threads]
+		for _, w := range spec.Workloads {
+			if its := runsWhere(ts.Iterations, func(r v1alpha1.IterationResult) bool { return r.Workload == w }); len(its) > 0 {
+				s := summarizeRuns(its)
+				sums[i][workloadKey(w)] = s
+				if len(ts.Workloads) == 0 { // the first workload's is the target's own
+					sums[i][headline] = s
+				}
+				ts.Workloads = append(ts.Workloads, v1alpha1.WorkloadPoint{Workload: w, Mean: s.mean.DeepCopy(),
+					AcrossRuns: s.spread.DeepCopy(), DriveMean: meanDrive(s.runs)})
+			}
 		}
-		ts.Mean, ts.AcrossRuns = sums[i][0].mean.DeepCopy(), sums[i][0].spread.DeepCopy()
-		ts.DriveMean = meanDrive(sums[i][0].runs)
+		ts.Mean, ts.AcrossRuns = sums[i][headline].mean.DeepCopy(), sums[i][headline].spread.DeepCopy()
+		ts.DriveMean = meanDrive(sums[i][headline].runs)
 		if ts.Name == st.Baseline {
 			base = sums[i]
 		}
@@ -62,10 +68,28 @@ func Summarize(spec *v1alpha1.BenchmarkSpec, st *v1alpha1.BenchmarkStatus) {
 			continue
 		}
 		self := ts.Name == st.Baseline
-		ts.VsBaseline = ratios(sums[i][0], base[0], self)
+		ts.VsBaseline = ratios(sums[i][headline], base[headline], self)
 		for j := range ts.Sweep {
-			th := ts.Sweep[j].Threads
-			ts.Sweep[j].VsBaseline = ratios(sums[i][th], base[th], self)
+			k := threadsKey(ts.Sweep[j].Threads)
+			ts.Sweep[j].VsBaseline = ratios(sums[i][k], base[k], self)
+		}
+		for j := range ts.Workloads {
+			k := workloadKey(ts.Workloads[j].Workload)
+			ts.Workloads[j].VsBaseline = ratios(sums[i][k], base[k], self)
 		}
 	}
+}
+
+func threadsKey(th int32) string { return fmt.Sprintf("threads %d", th) }
+
+func workloadKey(w string) string { return "workload " + w }
+
+func runsWhere(its []v1alpha1.IterationResult, keep func(v1alpha1.IterationResult) bool) []v1alpha1.IterationResult {
+	var out []v1alpha1.IterationResult
+	for _, it := range its {
+		if keep(it) {
+			out = append(out, it)
+		}
+	}
+	return out
 }

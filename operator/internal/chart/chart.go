@@ -1,6 +1,6 @@
 // Package chart draws a Benchmark's results with gonum/plot: TPS over time per target, the percentile latency
-// over time, bars of mean TPS and latency with their deviation across intervals, and for a thread sweep latency
-// against throughput. It is pure: report.Data in, PNG or SVG bytes out.
+// over time, bars of mean TPS and latency with their deviation across intervals (with spec.workloads, grouped by
+// workload), and for a thread sweep latency against throughput. It is pure: report.Data in, PNG or SVG bytes out.
 package chart
 
 import (
@@ -170,6 +170,9 @@ func overTime(d report.Data, what, ylabel string, y func(report.Run, int) float6
 	case len(b.Spec.ThreadSweep) > 0:
 		p.X.Label.Text = fmt.Sprintf("time (s; runs of %d s at %s threads one after the other)", b.Spec.DurationSeconds,
 			strings.Trim(strings.Join(strings.Fields(fmt.Sprint(b.Spec.ThreadSweep)), ","), "[]"))
+	case len(b.Spec.Workloads) > 0:
+		p.X.Label.Text = fmt.Sprintf("time (s; runs of %d s one after the other, %d per workload: %s)", b.Spec.DurationSeconds,
+			max(b.Spec.Iterations, 1), strings.Join(b.Spec.Workloads, ", "))
 	case b.Spec.Iterations > 1:
 		p.X.Label.Text = fmt.Sprintf("time (s; runs of %d s one after the other)", b.Spec.DurationSeconds)
 	}
@@ -236,7 +239,7 @@ func sweep(d report.Data) (*plot.Plot, error) {
 func distribution(d report.Data) (*plot.Plot, error) {
 	b := d.Benchmark
 	p := plot.New()
-	title(p, b, "latency distribution (sysbench --histogram)")
+	title(p, b, "latency distribution (sysbench --histogram)"+firstWorkloadNote(b))
 	p.Y.Label.Text = "latency (ms)"
 	p.Y.Min = 0
 	p.Legend.Top, p.Legend.Left = true, true
@@ -273,7 +276,7 @@ func distribution(d report.Data) (*plot.Plot, error) {
 // axis would mix units, so each figure has its own panel: see Figure). The error bars are the 95% confidence
 // interval of the mean across runs when every target ran more than once, which is what says whether two bars
 // differ; otherwise one standard deviation across report intervals (relative deviation x mean), the noise
-// within a run.
+// within a run. With spec.workloads the bars are grouped by workload (workloadBars).
 func bars(d report.Data) (*plot.Plot, error) {
 	return barPanel(d, "mean TPS", "TPS", func(m *v1alpha1.RunFigures, s *v1alpha1.RunSpread) (string, string, string) {
 		return m.TPS, m.TPSRelDevPct, s.TPSCI95
@@ -292,6 +295,9 @@ func LatencyBars(d report.Data) (*plot.Plot, error) {
 // half-width of its confidence interval across runs ("" when unknown).
 func barPanel(d report.Data, what, ylabel string, get func(*v1alpha1.RunFigures, *v1alpha1.RunSpread) (string, string, string)) (*plot.Plot, error) {
 	b := d.Benchmark
+	if ws := chartedWorkloads(b); len(ws) > 0 {
+		return workloadBars(d, ws, what, ylabel, get)
+	}
 	p := plot.New()
 	var names []string
 	var vals plotter.Values
@@ -331,6 +337,7 @@ func barPanel(d report.Data, what, ylabel string, get func(*v1alpha1.RunFigures,
 	if n := len(b.Spec.ThreadSweep); n > 0 {
 		what += fmt.Sprintf(", at %d threads", b.Spec.ThreadSweep[n-1])
 	}
+	what += firstWorkloadNote(b)
 	title(p, b, what)
 	p.Y.Label.Text = ylabel
 	p.Y.Min = 0

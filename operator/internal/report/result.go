@@ -72,6 +72,9 @@ func ResultLine(b *v1alpha1.Benchmark) string {
 	if n := len(b.Spec.ThreadSweep); n > 0 {
 		line = fmt.Sprintf("at %d threads: %s", b.Spec.ThreadSweep[n-1], line)
 	}
+	if len(b.Spec.Workloads) > 1 { // the status's own figures are the first workload's
+		line = fmt.Sprintf("%s (1st of %d workloads): %s", b.Spec.Workloads[0], len(b.Spec.Workloads), line)
+	}
 	if base := baselineStatus(b); base != nil && !InSteadyState(*base) {
 		line += " (baseline not in steady state)"
 	}

@@ -67,7 +67,7 @@ func times(s string) string {
 // Headline is the line above a table: what ran and where it is.
 func Headline(b *v1alpha1.Benchmark) string {
 	s := b.Spec
-	line := fmt.Sprintf("benchmark %s/%s: %s, %d tables x %d rows, %s threads, %d x %d s; %s", b.Namespace, b.Name, s.Workload,
+	line := fmt.Sprintf("benchmark %s/%s: %s, %d tables x %d rows, %s threads, %d x %d s; %s", b.Namespace, b.Name, s.WorkloadLabel(),
 		s.Tables, s.TableSize, threadsLabel(b), s.Runs(), s.DurationSeconds, dash(string(b.Status.Phase)))
 	if b.Status.Progress != "" && b.Status.Phase != v1alpha1.BenchmarkCompleted {
 		line += " (" + b.Status.Progress + ")"
@@ -84,7 +84,7 @@ func threadsLabel(b *v1alpha1.Benchmark) string {
 
 // Table writes the comparison of one Benchmark: one row per target with its mean figures and its ratios to the
 // baseline; a failed target is marked FAILED with its reason and, below the table, its cause. The latency
-// distribution, a thread sweep, the data on disk and the drive's write amplification and usable capacity follow
+// distribution, a thread sweep or the workloads of spec.workloads, the data on disk and the drive's write amplification and usable capacity follow
 // when the status has them, then the notes the operator attached to targets.
 func Table(w io.Writer, b *v1alpha1.Benchmark) error {
 	fmt.Fprintln(w, Headline(b))
@@ -127,7 +127,7 @@ func Table(w io.Writer, b *v1alpha1.Benchmark) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if nsSeen {
+	if nsSeen || workloadsNotSignificant(b) {
 		fmt.Fprintln(w, notSignificant+": no significant difference: the runs' own spread covers it (the across-runs table below)")
 	}
 	if err := geometryTable(w, b); err != nil {
@@ -143,6 +143,9 @@ func Table(w io.Writer, b *v1alpha1.Benchmark) error {
 	if err := sweepTable(w, b); err != nil {
 		return err
 	}
+	if err := workloadsTable(w, b); err != nil {
+		return err
+	}
 	if err := sizeTable(w, b); err != nil {
 		return err
 	}
@@ -152,7 +155,11 @@ func Table(w io.Writer, b *v1alpha1.Benchmark) error {
 	for _, l := range tail {
 		fmt.Fprintln(w, l)
 	}
-	if len(b.Status.Targets) > 0 {
+	switch {
+	case len(b.Status.Targets) > 0 && len(b.Spec.Workloads) > 0:
+		fmt.Fprintf(w, "means over each workload's run(s), %d run(s) of %d done; ratios are target / %s (TPS above 1 and %s below 1 are better)\n",
+			b.Status.Iteration, RunsTotal(b), dash(b.Status.Baseline), pct)
+	case len(b.Status.Targets) > 0:
 		fmt.Fprintf(w, "means over %d run(s) of %d; ratios are target / %s (TPS above 1 and %s below 1 are better)\n",
 			b.Status.Iteration, RunsTotal(b), dash(b.Status.Baseline), pct)
 	}
@@ -260,8 +267,8 @@ func sizeTable(w io.Writer, b *v1alpha1.Benchmark) error {
 	return tw.Flush()
 }
 
-// Compare writes several Benchmarks side by side: one row per Benchmark and target, with what differs between
-// them (zone geometry, workload, threads, duration) next to the figures.
+// Compare writes several Benchmarks side by side: one row per Benchmark and target (and workload, with
+// spec.workloads), with what differs between them (zone geometry, workload, threads, duration) next to the figures.
 func Compare(w io.Writer, bs []*v1alpha1.Benchmark) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "BENCHMARK\tTARGET\tSTACK\tZONES\tWORKLOAD\tTHREADS\tSECONDS\tSTATE\tTPS\tAVG MS\tPCT\tPCT MS\tTPS DEV%\tTPS VS\tPCT VS\tBASELINE")
@@ -271,17 +278,19 @@ func Compare(w io.Writer, bs []*v1alpha1.Benchmark) error {
 			if ts.State == v1alpha1.TargetFailed {
 				state = "FAILED (" + dash(ts.Reason) + ")"
 			}
-			var m v1alpha1.RunFigures
-			if ts.Mean != nil && ts.State != v1alpha1.TargetFailed {
-				m = *ts.Mean
+			for _, r := range compareRows(b, ts) {
+				var m v1alpha1.RunFigures
+				if r.mean != nil {
+					m = *r.mean
+				}
+				tpsVs, pctVs := "-", "-"
+				if v := r.vs; v != nil {
+					tpsVs, pctVs = vsCell(v.TPS, v.TPSVerdict), vsCell(v.LatencyPct, v.LatencyPctVerdict)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", b.Name, ts.Name, Stack(ts), ZoneLabel(ts.Zones),
+					r.workload, threadsLabel(b), b.Spec.DurationSeconds, state, dash(m.TPS), dash(m.LatencyAvgMs), pctLabel(b),
+					dash(m.LatencyPctMs), dash(m.TPSRelDevPct), tpsVs, pctVs, dash(b.Status.Baseline))
 			}
-			tpsVs, pctVs := "-", "-"
-			if v := ts.VsBaseline; v != nil && ts.State != v1alpha1.TargetFailed {
-				tpsVs, pctVs = vsCell(v.TPS, v.TPSVerdict), vsCell(v.LatencyPct, v.LatencyPctVerdict)
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", b.Name, ts.Name, Stack(ts), ZoneLabel(ts.Zones), b.Spec.Workload,
-				threadsLabel(b), b.Spec.DurationSeconds, state, dash(m.TPS), dash(m.LatencyAvgMs), pctLabel(b), dash(m.LatencyPctMs),
-				dash(m.TPSRelDevPct), tpsVs, pctVs, dash(b.Status.Baseline))
 		}
 	}
 	return tw.Flush()

@@ -109,16 +109,17 @@ func (in BenchJobInput) DeviceName() string { return in.device().Device }
 func RunnerArgs(b *v1alpha1.Benchmark, in BenchJobInput) []string {
 	s := b.Spec
 	db := in.DB
-	threads := s.Threads
+	threads, workload := s.Threads, s.RunWorkloads()[0]
 	switch in.Phase {
 	case BenchPhasePrepare:
 		threads = s.PrepareThreads
 	case BenchPhaseRun:
 		threads, _ = s.RunThreads(in.Iteration)
+		workload = s.RunWorkload(in.Iteration)
 	}
 	args := []string{runnerBinary, in.Phase,
 		"--target", db.Name,
-		"--workload", s.Workload,
+		"--workload", workload,
 		"--tables", strconv.Itoa(int(s.Tables)),
 		"--table-size", strconv.FormatInt(s.TableSize, 10),
 		"--threads", strconv.Itoa(int(threads)),

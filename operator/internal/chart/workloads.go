@@ -1,0 +1,163 @@
+package chart
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
+	"github.com/zns-mysql/zns-mysql/operator/internal/report"
+)
+
+// With spec.workloads a target's own figures are its first workload's; the bars then show every workload
+// (status.targets[].workloads[]): the workloads on the x axis, one bar per target in each.
+
+// chartedWorkloads are the workloads of spec.workloads that some target has a mean for, in the spec's order;
+// nil without spec.workloads.
+func chartedWorkloads(b *v1alpha1.Benchmark) []string {
+	has := map[string]bool{}
+	for _, ts := range b.Status.Targets {
+		if ts.State == v1alpha1.TargetFailed {
+			continue
+		}
+		for _, p := range ts.Workloads {
+			has[p.Workload] = has[p.Workload] || p.Mean != nil
+		}
+	}
+	var out []string
+	for _, w := range b.Spec.Workloads {
+		if has[w] {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// firstWorkloadNote says, with several workloads, whose figures a target's own are (", oltp_read_only (1st of
+// 2 workloads)"); "" otherwise.
+func firstWorkloadNote(b *v1alpha1.Benchmark) string {
+	if n := len(b.Spec.Workloads); n > 1 {
+		return fmt.Sprintf(", %s (1st of %d workloads)", b.Spec.Workloads[0], n)
+	}
+	return ""
+}
+
+// workloadSeries is one target's bars of a figure in a workload chart: Values by workload (0 where it has none),
+// and at each workload it has, the error bar's X (the workload's index), its Y (the value) and its half-widths.
+type workloadSeries struct {
+	Target  int // index in status.targets, for its colour
+	Values  plotter.Values
+	Points  plotter.XYs
+	DevBars plotter.YErrors // 1 s.d. across intervals: relative deviation x mean
+	CIBars  plotter.YErrors // 95% CI of the mean across runs
+}
+
+// workloadFigures reads one figure of every target for each of ws (get as in barPanel); withCI says whether every
+// bar has a confidence interval across runs.
+func workloadFigures(b *v1alpha1.Benchmark, ws []string, get func(*v1alpha1.RunFigures, *v1alpha1.RunSpread) (string, string, string)) (out []workloadSeries, withCI bool) {
+	withCI = true
+	for i, ts := range b.Status.Targets {
+		if ts.State == v1alpha1.TargetFailed {
+			continue
+		}
+		s := workloadSeries{Target: i, Values: make(plotter.Values, len(ws))}
+		for j, w := range ws {
+			for _, p := range ts.Workloads {
+				if p.Workload != w || p.Mean == nil {
+					continue
+				}
+				spread := p.AcrossRuns
+				if spread == nil {
+					spread = &v1alpha1.RunSpread{}
+				}
+				vs, devs, cis := get(p.Mean, spread)
+				v, ok := parse(vs)
+				if !ok {
+					continue
+				}
+				dev, _ := parse(devs)
+				ci, hasCI := parse(cis)
+				withCI = withCI && hasCI
+				s.Values[j] = v
+				s.Points = append(s.Points, plotter.XY{X: float64(j), Y: v})
+				s.DevBars = append(s.DevBars, struct{ Low, High float64 }{v * dev / 100, v * dev / 100})
+				s.CIBars = append(s.CIBars, struct{ Low, High float64 }{ci, ci})
+			}
+		}
+		if len(s.Points) > 0 {
+			out = append(out, s)
+		}
+	}
+	return out, withCI
+}
+
+// workloadBars draws one figure of every target for each workload as groups of bars (get as in barPanel), with
+// the same error bars as barPanel: the 95% confidence interval across runs when every bar has one, else one
+// standard deviation across intervals.
+func workloadBars(d report.Data, ws []string, what, ylabel string, get func(*v1alpha1.RunFigures, *v1alpha1.RunSpread) (string, string, string)) (*plot.Plot, error) {
+	b := d.Benchmark
+	all, withCI := workloadFigures(b, ws, get)
+	if len(all) == 0 {
+		return nil, fmt.Errorf("no target has %s for a workload", ylabel)
+	}
+	p := plot.New()
+	title(p, b, what+" per workload (measured)")
+	p.X.Label.Text = "workload (error bar: 1 s.d. across intervals)"
+	if withCI {
+		p.X.Label.Text = "workload (error bar: 95% CI of the mean across runs)"
+	}
+	p.Y.Label.Text = ylabel
+	p.Y.Min = 0
+	p.Legend.Top = true
+	p.Add(plotter.NewGrid())
+	top := 0.0 // headroom above the highest error bar for the legend, one line per target
+	for _, s := range all {
+		for i, pt := range s.Points {
+			top = math.Max(top, pt.Y+math.Max(s.DevBars[i].High, s.CIBars[i].High))
+		}
+	}
+	p.Y.Max = top * (1.1 + 0.08*float64(len(all)))
+	p.X.Min, p.X.Max = -0.5, float64(len(ws))-0.5 // the groups centred in their slots
+	w := vg.Points(math.Min(36, 240/float64(len(ws)*len(all))))
+	for k, s := range all {
+		bc, err := plotter.NewBarChart(s.Values, w)
+		if err != nil {
+			return nil, err
+		}
+		bc.Color = colorOf(s.Target)
+		bc.LineStyle.Width = 0
+		bc.Offset = w * vg.Length(2*k-len(all)+1) / 2
+		errBars := s.DevBars
+		if withCI {
+			errBars = s.CIBars
+		}
+		eb, err := plotter.NewYErrorBars(struct {
+			plotter.XYs
+			plotter.YErrors
+		}{s.Points, errBars})
+		if err != nil {
+			return nil, err
+		}
+		eb.Width = vg.Points(1.5)
+		p.Add(bc, shiftedErrors{eb, bc.Offset})
+		p.Legend.Add(b.Status.Targets[s.Target].Name, bc)
+	}
+	p.NominalX(ws...)
+	return p, nil
+}
+
+// shiftedErrors are error bars drawn offset to the side of their x, over one bar of a group.
+type shiftedErrors struct {
+	*plotter.YErrorBars
+	offset vg.Length
+}
+
+// Plot implements plot.Plotter.
+func (s shiftedErrors) Plot(c draw.Canvas, p *plot.Plot) {
+	c.Rectangle = c.Rectangle.Add(vg.Point{X: s.offset})
+	s.YErrorBars.Plot(c, p)
+}
