@@ -36,6 +36,21 @@ type SweepPoint struct {
 	VsBaseline *Ratios `json:"vsBaseline,omitempty"`
 }
 
+// AloneResult is a target's runs alone (spec.measureInterference) against its runs together with the others.
+type AloneResult struct {
+	// Mean is the mean over the target's runs alone.
+	// +optional
+	Mean *RunFigures `json:"mean,omitempty"`
+	// AcrossRuns is how the runs alone differ from one another.
+	// +optional
+	AcrossRuns *RunSpread `json:"acrossRuns,omitempty"`
+	// Interference is together over alone: a TPS below 1 and a latency above 1 are what the other targets cost
+	// this one. Its verdicts say whether each difference is larger than the runs' noise (Better means better
+	// together).
+	// +optional
+	Interference *Ratios `json:"interference,omitempty"`
+}
+
 // WorkloadPoint is one target's result for one workload of spec.workloads.
 type WorkloadPoint struct {
 	// Workload is the sysbench script.
@@ -81,7 +96,10 @@ type IterationResult struct {
 	Threads int32 `json:"threads,omitempty"`
 	// Workload is the sysbench script the run used.
 	// +optional
-	Workload   string `json:"workload,omitempty"`
+	Workload string `json:"workload,omitempty"`
+	// Alone marks a run of this target alone (spec.measureInterference), the others idle.
+	// +optional
+	Alone      bool `json:"alone,omitempty"`
 	RunFigures `json:",inline"`
 	// Transactions in the run.
 	// +optional

@@ -7,16 +7,31 @@ import "strings"
 // together. Runs are numbered 1..Runs() in status.iteration and in the Jobs' names; RunThreads and RunWorkload
 // say which count and which workload a run uses. Admission refuses a sweep of several workloads.
 
-// Runs is how many runs the Benchmark makes: iterations, times the thread counts of a sweep or the workloads.
+// Runs is how many runs the Benchmark makes: iterations, times the thread counts of a sweep or the workloads;
+// with spec.measureInterference, the targets' runs alone come first.
 func (s *BenchmarkSpec) Runs() int32 {
 	it := max(s.Iterations, 1)
 	switch {
+	case s.MeasureInterference:
+		return it * int32(len(s.Targets)+1)
 	case len(s.ThreadSweep) > 0:
 		return it * int32(len(s.ThreadSweep))
 	case len(s.Workloads) > 0:
 		return it * int32(len(s.Workloads))
 	}
 	return it
+}
+
+// RunAlone is the target that runs alone in run (1-based), "" for a run of every target together. The runs
+// alone come first, target by target in spec order, each repeated iterations times.
+func (s *BenchmarkSpec) RunAlone(run int32) string {
+	if !s.MeasureInterference || run < 1 {
+		return ""
+	}
+	if i := (run - 1) / max(s.Iterations, 1); int(i) < len(s.Targets) {
+		return s.Targets[i].Name
+	}
+	return ""
 }
 
 // RunThreads is the thread count of run (1-based) and which repetition of that count it is (1-based).
@@ -56,7 +71,7 @@ func (s *BenchmarkSpec) group(run int32, n int) int32 {
 
 // repetition is which repetition of its thread count or workload run is (1-based).
 func (s *BenchmarkSpec) repetition(run int32) int32 {
-	if len(s.ThreadSweep) == 0 && len(s.Workloads) == 0 || run < 1 {
+	if len(s.ThreadSweep) == 0 && len(s.Workloads) == 0 && !s.MeasureInterference || run < 1 {
 		return max(run, 1)
 	}
 	return (run-1)%max(s.Iterations, 1) + 1

@@ -56,6 +56,9 @@ type Benchmark struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.baseline) || self.targets.exists(t, t.name == self.baseline)",message="baseline must name one of the targets"
 // +kubebuilder:validation:XValidation:rule="!has(self.reportIntervalSeconds) || !has(self.durationSeconds) || 2 * self.reportIntervalSeconds <= self.durationSeconds",message="spec.reportIntervalSeconds must be at most half of spec.durationSeconds: the deviation figures are computed across report intervals and need at least two of them"
 // +kubebuilder:validation:XValidation:rule="!has(self.tables) || !has(self.tableSize) || self.tables * self.tableSize <= 10000000000",message="spec.tables x spec.tableSize must be at most 10000000000 rows (about 2 TB of sysbench data)"
+// +kubebuilder:validation:XValidation:rule="!has(self.measureInterference) || !self.measureInterference || size(self.targets) >= 2",message="spec.measureInterference needs two targets or more: with one, alone and together are the same runs"
+// +kubebuilder:validation:XValidation:rule="!has(self.measureInterference) || !self.measureInterference || !has(self.threadSweep) && !has(self.workloads)",message="spec.measureInterference cannot be combined with spec.threadSweep or spec.workloads: it measures one workload at one thread count"
+// +kubebuilder:validation:XValidation:rule="!has(self.measureInterference) || !self.measureInterference || (size(self.targets) + 1) * (has(self.iterations) ? self.iterations : 1) <= 100",message="spec.measureInterference: (targets + 1) x spec.iterations must be at most 100 runs"
 // +kubebuilder:validation:XValidation:rule="!has(self.workloads) || !has(self.threadSweep)",message="spec.workloads and spec.threadSweep cannot be combined: a thread sweep is of one workload; sweep each workload in a Benchmark of its own"
 // +kubebuilder:validation:XValidation:rule="!has(self.workloads) || size(self.workloads) * (has(self.iterations) ? self.iterations : 1) <= 100",message="spec.workloads x spec.iterations must be at most 100 runs"
 type BenchmarkSpec struct {
@@ -187,6 +190,14 @@ type BenchmarkSpec struct {
 	// trace (modelled). Off when unset; it needs a sidecar with CAP_SYS_ADMIN (docs/write-amplification.md).
 	// +optional
 	Drive *DriveSpec `json:"drive,omitempty"`
+
+	// MeasureInterference runs each target alone before the runs together (seed 001's "single" against
+	// "double"): one target after another, each iterations times from its own start while the others stay held
+	// and idle; then every target together as usual. status.targets[].alone holds each target's alone figures
+	// and its interference, together over alone, with the significance of each difference. It needs two
+	// targets or more, and no thread sweep or workloads; (targets + 1) x iterations is at most 100 runs.
+	// +optional
+	MeasureInterference bool `json:"measureInterference,omitempty"`
 
 	// StartDelaySeconds is how far in the future the common start of a run is set when its Jobs are created, so
 	// that every target's pod is running when it comes. Default: 20.
@@ -425,7 +436,7 @@ type TargetStatus struct {
 	// Iterations are the results of each run.
 	// +optional
 	Iterations []IterationResult `json:"iterations,omitempty"`
-	// Mean is the mean over the iterations; with a thread sweep, over those at its last thread count; with
+	// Mean is the mean over the iterations (with spec.measureInterference, over the runs together); with a thread sweep, over those at its last thread count; with
 	// spec.workloads, over those of the first workload.
 	// +optional
 	Mean *RunFigures `json:"mean,omitempty"`
@@ -449,6 +460,9 @@ type TargetStatus struct {
 	// +listMapKey=threads
 	// +optional
 	Sweep []SweepPoint `json:"sweep,omitempty"`
+	// Alone holds, with spec.measureInterference, the target's runs alone and how running together changed them.
+	// +optional
+	Alone *AloneResult `json:"alone,omitempty"`
 	// Workloads holds, with spec.workloads, the mean, the spread and the ratios of each workload.
 	// +listType=map
 	// +listMapKey=workload

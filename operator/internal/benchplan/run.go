@@ -45,7 +45,15 @@ func Run(obs RunObserved) Plan {
 		return p
 	}
 	running := 0
+	alone := b.Spec.RunAlone(it)
 	for _, ts := range Active(st) {
+		if alone != "" && ts.Name != alone {
+			// idle while another target runs alone, held in the workload profile for the runs to come
+			if db := obs.Databases[ts.Name]; db != nil {
+				p.keepsProfile(ts, db)
+			}
+			continue
+		}
 		if HasIteration(ts, it) {
 			// Its run is over, but it stays held in the workload profile until the last target's run ends; a
 			// database deleted meanwhile is left to the step that needs it.
@@ -88,6 +96,7 @@ func Run(obs RunObserved) Plan {
 		res.Drive = job.Drive
 		res.Threads, _ = b.Spec.RunThreads(it)
 		res.Workload = b.Spec.RunWorkload(it)
+		res.Alone = alone != ""
 		ts.Iterations = append(ts.Iterations, res)
 		RecordSize(ts, sum)
 		p.noteIgnoredErrors(ts, it, sum)

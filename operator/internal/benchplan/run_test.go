@@ -323,3 +323,60 @@ func expect(t *testing.T, p Plan, phase v1alpha1.BenchmarkPhase, actions, events
 		t.Errorf("events %q, want %q", got, events)
 	}
 }
+
+// TestRunAloneThenTogether walks spec.measureInterference with two targets and one iteration: a runs alone while
+// b is held idle, then b alone, then both together from one start; the summary compares each target's run
+// together with its run alone.
+func TestRunAloneThenTogether(t *testing.T) {
+	b := running(1)
+	b.Spec.MeasureInterference = true
+	if b.Spec.Runs() != 3 {
+		t.Fatalf("runs %d, want 3: a alone, b alone, together", b.Spec.Runs())
+	}
+	// run 1: a alone
+	p := Run(runObs(b, nil))
+	if got := join(p.Actions); got != "CreateJob a run/1" || p.Status.Progress != "run 1/3 (a alone): 1 target(s) running" {
+		t.Fatalf("run 1: actions %s, progress %q", got, p.Status.Progress)
+	}
+	p = Run(runObs(b, map[string]Job{"a": done(runSum(200))}))
+	if p.Status.Iteration != 2 || p.Status.Progress != "run 2/3 (b alone)" || len(p.Status.Targets[1].Iterations) != 0 {
+		t.Fatalf("after run 1: iteration %d, progress %q, b %+v", p.Status.Iteration, p.Status.Progress, p.Status.Targets[1].Iterations)
+	}
+	if r := p.Status.Targets[0].Iterations; len(r) != 1 || !r[0].Alone {
+		t.Fatalf("a's run alone recorded as %+v", r)
+	}
+	// run 2: b alone; a, whose run alone is over, gets no Job
+	b.Status = p.Status
+	b.Status.StartAt = &metav1.Time{Time: t0}
+	p = Run(runObs(b, nil))
+	if got := join(p.Actions); got != "CreateJob b run/2" {
+		t.Fatalf("run 2: actions %s", got)
+	}
+	p = Run(runObs(b, map[string]Job{"b": done(runSum(100))}))
+	if p.Status.Progress != "run 3/3 (together)" {
+		t.Fatalf("after run 2: progress %q", p.Status.Progress)
+	}
+	// run 3: together, each at half its pace alone for a, 80% for b
+	b.Status = p.Status
+	b.Status.StartAt = &metav1.Time{Time: t0}
+	p = Run(runObs(b, nil))
+	if got := join(p.Actions); got != "CreateJob a run/3,CreateJob b run/3" {
+		t.Fatalf("run 3: actions %s", got)
+	}
+	p = Run(runObs(b, map[string]Job{"a": done(runSum(100)), "b": done(runSum(80))}))
+	expect(t, p, v1alpha1.BenchmarkCompleted, "Settle", "IterationDone,Completed")
+	a, base := p.Status.Targets[0], p.Status.Targets[1]
+	if a.Mean == nil || a.Mean.TPS != "100.00" || a.VsBaseline == nil || a.VsBaseline.TPS != "1.250" {
+		t.Errorf("a together: mean %+v vs %+v; want its run together against b's together", a.Mean, a.VsBaseline)
+	}
+	for _, c := range []struct {
+		ts         v1alpha1.TargetStatus
+		alone, tps string
+	}{{a, "200.00", "0.500"}, {base, "100.00", "0.800"}} {
+		al := c.ts.Alone
+		if al == nil || al.Mean == nil || al.Mean.TPS != c.alone || al.Interference == nil || al.Interference.TPS != c.tps ||
+			al.Interference.TPSVerdict != v1alpha1.VerdictTooFewRuns {
+			t.Errorf("%s alone: %+v; want alone %s TPS, together/alone %s, too few runs to judge", c.ts.Name, al, c.alone, c.tps)
+		}
+	}
+}

@@ -31,7 +31,7 @@ func RecordPrepareSize(ts *v1alpha1.TargetStatus, sum benchresult.Summary) {
 }
 
 // RunLabel names a run in progress messages: "run 2/3", in a sweep "run 2/6 (4 threads)", with several
-// workloads "run 2/6 (oltp_read_only)".
+// workloads "run 2/6 (oltp_read_only)", measuring interference "run 2/6 (tenant1 alone)" or "(together)".
 func RunLabel(b *v1alpha1.Benchmark, it int32) string {
 	l := fmt.Sprintf("run %d/%d", it, b.Spec.Runs())
 	switch {
@@ -40,6 +40,12 @@ func RunLabel(b *v1alpha1.Benchmark, it int32) string {
 		l += fmt.Sprintf(" (%d threads)", th)
 	case len(b.Spec.Workloads) > 0:
 		l += " (" + b.Spec.RunWorkload(it) + ")"
+	case b.Spec.MeasureInterference:
+		if alone := b.Spec.RunAlone(it); alone != "" {
+			l += " (" + alone + " alone)"
+		} else {
+			l += " (together)"
+		}
 	}
 	return l
 }

@@ -22,7 +22,8 @@ func RecordSize(ts *v1alpha1.TargetStatus, sum benchresult.Summary) {
 // Summarize computes each target's mean, its spread across runs and its ratios to the baseline. With a thread
 // sweep they are also computed per thread count (status.targets[].sweep), the target's own then being those of
 // the last count; with spec.workloads, per workload (status.targets[].workloads), the target's own being those
-// of the first workload.
+// of the first workload. With spec.measureInterference the target's own are its runs together, and its runs
+// alone are compared with them (status.targets[].alone).
 func Summarize(spec *v1alpha1.BenchmarkSpec, st *v1alpha1.BenchmarkStatus) {
 	const headline = ""
 	base := map[string]runsSummary{}
@@ -36,8 +37,14 @@ func Summarize(spec *v1alpha1.BenchmarkSpec, st *v1alpha1.BenchmarkStatus) {
 		if note := steadyNote(ts); note != "" && !slices.Contains(ts.Notes, note) {
 			ts.Notes = append(ts.Notes, note)
 		}
-		sums[i] = map[string]runsSummary{headline: summarizeRuns(ts.Iterations)}
-		ts.Sweep, ts.Workloads = nil, nil
+		together := runsWhere(ts.Iterations, func(r v1alpha1.IterationResult) bool { return !r.Alone })
+		sums[i] = map[string]runsSummary{headline: summarizeRuns(together)}
+		ts.Sweep, ts.Workloads, ts.Alone = nil, nil, nil
+		if alone := runsWhere(ts.Iterations, func(r v1alpha1.IterationResult) bool { return r.Alone }); len(alone) > 0 {
+			a := summarizeRuns(alone)
+			ts.Alone = &v1alpha1.AloneResult{Mean: a.mean.DeepCopy(), AcrossRuns: a.spread.DeepCopy(),
+				Interference: ratios(sums[i][headline], a, false)}
+		}
 		for _, th := range spec.ThreadSweep {
 			if its := runsWhere(ts.Iterations, func(r v1alpha1.IterationResult) bool { return r.Threads == th }); len(its) > 0 {
 				s := summarizeRuns(its)

@@ -1,6 +1,7 @@
 // Package chart draws a Benchmark's results with gonum/plot: TPS over time per target, the percentile latency
 // over time, bars of mean TPS and latency with their deviation across intervals (with spec.workloads, grouped by
-// workload), and for a thread sweep latency against throughput. It is pure: report.Data in, PNG or SVG bytes out.
+// workload; with spec.measureInterference, alone and together per target), and for a thread sweep latency
+// against throughput. It is pure: report.Data in, PNG or SVG bytes out.
 package chart
 
 import (
@@ -59,6 +60,9 @@ func Available(d report.Data, k Kind) error {
 			if ts.State != v1alpha1.TargetFailed && ts.Mean != nil {
 				return nil
 			}
+		}
+		if hasAlone(d.Benchmark) { // the runs alone are done, the runs together not yet
+			return nil
 		}
 		return fmt.Errorf("%s: no target has results", k)
 	case Distribution:
@@ -126,7 +130,8 @@ func targetOrder(b *v1alpha1.Benchmark) map[string]int {
 }
 
 // overTime draws one line per target; successive runs follow each other on the time axis (run k starts where
-// run k-1's duration ended), so a target's runs read as one line with a gap marker between them.
+// run k-1's duration ended), so a target's runs read as one line; the line breaks where the target did not run
+// (the others' runs alone, with spec.measureInterference).
 func overTime(d report.Data, what, ylabel string, y func(report.Run, int) float64) (*plot.Plot, error) {
 	b := d.Benchmark
 	p := plot.New()
@@ -150,23 +155,29 @@ func overTime(d report.Data, what, ylabel string, y func(report.Run, int) float6
 	sort.Slice(names, func(i, j int) bool { return order[names[i]] < order[names[j]] })
 	runLen := float64(b.Spec.DurationSeconds)
 	for _, name := range names {
-		var xys plotter.XYs
-		for _, r := range byTarget[name] {
-			off := float64(r.Iteration-1) * runLen
-			for i := 0; i < r.Series.Len(); i++ {
-				xys = append(xys, plotter.XY{X: off + r.Series.Time[i], Y: y(r, i)})
+		for k, runs := range consecutive(byTarget[name]) {
+			var xys plotter.XYs
+			for _, r := range runs {
+				off := float64(r.Iteration-1) * runLen
+				for i := 0; i < r.Series.Len(); i++ {
+					xys = append(xys, plotter.XY{X: off + r.Series.Time[i], Y: y(r, i)})
+				}
+			}
+			l, err := plotter.NewLine(xys)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+			l.Color = colorOf(order[name])
+			l.Width = vg.Points(1.5)
+			p.Add(l)
+			if k == 0 {
+				p.Legend.Add(name, l)
 			}
 		}
-		l, err := plotter.NewLine(xys)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		l.Color = colorOf(order[name])
-		l.Width = vg.Points(1.5)
-		p.Add(l)
-		p.Legend.Add(name, l)
 	}
 	switch {
+	case b.Spec.MeasureInterference:
+		p.X.Label.Text = interferenceTimeLabel(b)
 	case len(b.Spec.ThreadSweep) > 0:
 		p.X.Label.Text = fmt.Sprintf("time (s; runs of %d s at %s threads one after the other)", b.Spec.DurationSeconds,
 			strings.Trim(strings.Join(strings.Fields(fmt.Sprint(b.Spec.ThreadSweep)), ","), "[]"))
@@ -177,6 +188,18 @@ func overTime(d report.Data, what, ylabel string, y func(report.Run, int) float6
 		p.X.Label.Text = fmt.Sprintf("time (s; runs of %d s one after the other)", b.Spec.DurationSeconds)
 	}
 	return p, nil
+}
+
+// consecutive splits a target's runs, in the order of their iterations, where one does not follow the other.
+func consecutive(runs []report.Run) [][]report.Run {
+	var out [][]report.Run
+	for i, r := range runs {
+		if i == 0 || r.Iteration != runs[i-1].Iteration+1 {
+			out = append(out, nil)
+		}
+		out[len(out)-1] = append(out[len(out)-1], r)
+	}
+	return out
 }
 
 // sweep draws, for a thread sweep, the percentile latency against TPS of each target, one point per thread
@@ -239,7 +262,7 @@ func sweep(d report.Data) (*plot.Plot, error) {
 func distribution(d report.Data) (*plot.Plot, error) {
 	b := d.Benchmark
 	p := plot.New()
-	title(p, b, "latency distribution (sysbench --histogram)"+firstWorkloadNote(b))
+	title(p, b, "latency distribution (sysbench --histogram)"+firstWorkloadNote(b)+togetherNote(b))
 	p.Y.Label.Text = "latency (ms)"
 	p.Y.Min = 0
 	p.Legend.Top, p.Legend.Left = true, true
@@ -276,7 +299,8 @@ func distribution(d report.Data) (*plot.Plot, error) {
 // axis would mix units, so each figure has its own panel: see Figure). The error bars are the 95% confidence
 // interval of the mean across runs when every target ran more than once, which is what says whether two bars
 // differ; otherwise one standard deviation across report intervals (relative deviation x mean), the noise
-// within a run. With spec.workloads the bars are grouped by workload (workloadBars).
+// within a run. With spec.workloads the bars are grouped by workload (workloadBars); with runs alone
+// (spec.measureInterference) each target has a bar alone and one together (aloneBars).
 func bars(d report.Data) (*plot.Plot, error) {
 	return barPanel(d, "mean TPS", "TPS", func(m *v1alpha1.RunFigures, s *v1alpha1.RunSpread) (string, string, string) {
 		return m.TPS, m.TPSRelDevPct, s.TPSCI95
@@ -297,6 +321,9 @@ func barPanel(d report.Data, what, ylabel string, get func(*v1alpha1.RunFigures,
 	b := d.Benchmark
 	if ws := chartedWorkloads(b); len(ws) > 0 {
 		return workloadBars(d, ws, what, ylabel, get)
+	}
+	if hasAlone(b) {
+		return aloneBars(d, what, ylabel, get)
 	}
 	p := plot.New()
 	var names []string

@@ -2,6 +2,7 @@ package chart
 
 import (
 	"fmt"
+	"image/color"
 	"math"
 
 	"gonum.org/v1/plot"
@@ -46,14 +47,10 @@ func firstWorkloadNote(b *v1alpha1.Benchmark) string {
 	return ""
 }
 
-// workloadSeries is one target's bars of a figure in a workload chart: Values by workload (0 where it has none),
-// and at each workload it has, the error bar's X (the workload's index), its Y (the value) and its half-widths.
+// workloadSeries is one target's bars of a figure in a workload chart, by workload.
 type workloadSeries struct {
-	Target  int // index in status.targets, for its colour
-	Values  plotter.Values
-	Points  plotter.XYs
-	DevBars plotter.YErrors // 1 s.d. across intervals: relative deviation x mean
-	CIBars  plotter.YErrors // 95% CI of the mean across runs
+	Target int // index in status.targets, for its colour
+	barSeries
 }
 
 // workloadFigures reads one figure of every target for each of ws (get as in barPanel); withCI says whether every
@@ -64,28 +61,12 @@ func workloadFigures(b *v1alpha1.Benchmark, ws []string, get func(*v1alpha1.RunF
 		if ts.State == v1alpha1.TargetFailed {
 			continue
 		}
-		s := workloadSeries{Target: i, Values: make(plotter.Values, len(ws))}
+		s := workloadSeries{Target: i, barSeries: newBarSeries(ts.Name, colorOf(i), len(ws))}
 		for j, w := range ws {
 			for _, p := range ts.Workloads {
-				if p.Workload != w || p.Mean == nil {
-					continue
+				if p.Workload == w {
+					withCI = s.add(j, p.Mean, p.AcrossRuns, get) && withCI
 				}
-				spread := p.AcrossRuns
-				if spread == nil {
-					spread = &v1alpha1.RunSpread{}
-				}
-				vs, devs, cis := get(p.Mean, spread)
-				v, ok := parse(vs)
-				if !ok {
-					continue
-				}
-				dev, _ := parse(devs)
-				ci, hasCI := parse(cis)
-				withCI = withCI && hasCI
-				s.Values[j] = v
-				s.Points = append(s.Points, plotter.XY{X: float64(j), Y: v})
-				s.DevBars = append(s.DevBars, struct{ Low, High float64 }{v * dev / 100, v * dev / 100})
-				s.CIBars = append(s.CIBars, struct{ Low, High float64 }{ci, ci})
 			}
 		}
 		if len(s.Points) > 0 {
@@ -111,42 +92,13 @@ func workloadBars(d report.Data, ws []string, what, ylabel string, get func(*v1a
 		p.X.Label.Text = "workload (error bar: 95% CI of the mean across runs)"
 	}
 	p.Y.Label.Text = ylabel
-	p.Y.Min = 0
-	p.Legend.Top = true
-	p.Add(plotter.NewGrid())
-	top := 0.0 // headroom above the highest error bar for the legend, one line per target
-	for _, s := range all {
-		for i, pt := range s.Points {
-			top = math.Max(top, pt.Y+math.Max(s.DevBars[i].High, s.CIBars[i].High))
-		}
-	}
-	p.Y.Max = top * (1.1 + 0.08*float64(len(all)))
-	p.X.Min, p.X.Max = -0.5, float64(len(ws))-0.5 // the groups centred in their slots
-	w := vg.Points(math.Min(36, 240/float64(len(ws)*len(all))))
+	series := make([]barSeries, len(all))
 	for k, s := range all {
-		bc, err := plotter.NewBarChart(s.Values, w)
-		if err != nil {
-			return nil, err
-		}
-		bc.Color = colorOf(s.Target)
-		bc.LineStyle.Width = 0
-		bc.Offset = w * vg.Length(2*k-len(all)+1) / 2
-		errBars := s.DevBars
-		if withCI {
-			errBars = s.CIBars
-		}
-		eb, err := plotter.NewYErrorBars(struct {
-			plotter.XYs
-			plotter.YErrors
-		}{s.Points, errBars})
-		if err != nil {
-			return nil, err
-		}
-		eb.Width = vg.Points(1.5)
-		p.Add(bc, shiftedErrors{eb, bc.Offset})
-		p.Legend.Add(b.Status.Targets[s.Target].Name, bc)
+		series[k] = s.barSeries
 	}
-	p.NominalX(ws...)
+	if err := groupedBars(p, ws, series, withCI); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
@@ -160,4 +112,84 @@ type shiftedErrors struct {
 func (s shiftedErrors) Plot(c draw.Canvas, p *plot.Plot) {
 	c.Rectangle = c.Rectangle.Add(vg.Point{X: s.offset})
 	s.YErrorBars.Plot(c, p)
+}
+
+// barSeries is one series of a chart of grouped bars: Values by category (0 where it has none), and at each
+// category it has, the error bar's X (the category's index), its Y (the value) and its half-widths.
+type barSeries struct {
+	Name    string
+	Color   color.Color
+	Values  plotter.Values
+	Points  plotter.XYs
+	DevBars plotter.YErrors // 1 s.d. across intervals: relative deviation x mean
+	CIBars  plotter.YErrors // 95% CI of the mean across runs
+}
+
+func newBarSeries(name string, c color.Color, categories int) barSeries {
+	return barSeries{Name: name, Color: c, Values: make(plotter.Values, categories)}
+}
+
+// add reads the bar of category j from a mean and its spread (get as in barPanel); nothing when m is nil or has
+// no such figure. It is false when it added a bar without a confidence interval across runs.
+func (s *barSeries) add(j int, m *v1alpha1.RunFigures, spread *v1alpha1.RunSpread, get func(*v1alpha1.RunFigures, *v1alpha1.RunSpread) (string, string, string)) bool {
+	if m == nil {
+		return true
+	}
+	if spread == nil {
+		spread = &v1alpha1.RunSpread{}
+	}
+	vs, devs, cis := get(m, spread)
+	v, ok := parse(vs)
+	if !ok {
+		return true
+	}
+	dev, _ := parse(devs)
+	ci, hasCI := parse(cis)
+	s.Values[j] = v
+	s.Points = append(s.Points, plotter.XY{X: float64(j), Y: v})
+	s.DevBars = append(s.DevBars, struct{ Low, High float64 }{v * dev / 100, v * dev / 100})
+	s.CIBars = append(s.CIBars, struct{ Low, High float64 }{ci, ci})
+	return hasCI
+}
+
+// groupedBars draws the series side by side in each category, with their error bars: the 95% confidence
+// interval across runs when withCI, else one standard deviation across intervals; one legend line per series.
+func groupedBars(p *plot.Plot, categories []string, all []barSeries, withCI bool) error {
+	p.Y.Min = 0
+	p.Legend.Top = true
+	p.Add(plotter.NewGrid())
+	top := 0.0 // headroom above the highest error bar for the legend, one line per series
+	for _, s := range all {
+		for i, pt := range s.Points {
+			top = math.Max(top, pt.Y+math.Max(s.DevBars[i].High, s.CIBars[i].High))
+		}
+	}
+	p.Y.Max = top * (1.1 + 0.08*float64(len(all)))
+	p.X.Min, p.X.Max = -0.5, float64(len(categories))-0.5 // the groups centred in their slots
+	w := vg.Points(math.Min(36, 240/float64(len(categories)*len(all))))
+	for k, s := range all {
+		bc, err := plotter.NewBarChart(s.Values, w)
+		if err != nil {
+			return err
+		}
+		bc.Color = s.Color
+		bc.LineStyle.Width = 0
+		bc.Offset = w * vg.Length(2*k-len(all)+1) / 2
+		errBars := s.DevBars
+		if withCI {
+			errBars = s.CIBars
+		}
+		eb, err := plotter.NewYErrorBars(struct {
+			plotter.XYs
+			plotter.YErrors
+		}{s.Points, errBars})
+		if err != nil {
+			return err
+		}
+		eb.Width = vg.Points(1.5)
+		p.Add(bc, shiftedErrors{eb, bc.Offset})
+		p.Legend.Add(s.Name, bc)
+	}
+	p.NominalX(categories...)
+	return nil
 }

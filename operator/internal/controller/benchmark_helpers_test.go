@@ -252,3 +252,17 @@ func availableDBs(t *testing.T, ns, node string) (zoned, innodb *v1alpha1.ZNSDat
 	waitCondition(t, innodb, v1alpha1.ConditionAvailable, metav1.ConditionTrue, "MySQLReady")
 	return zoned, innodb
 }
+
+// onePreparePerTarget: a Benchmark of several runs over the same data made one prepare and one verify per target.
+func onePreparePerTarget(t *testing.T, ns string, targets int) {
+	t.Helper()
+	for _, phase := range []string{resources.BenchPhasePrepare, resources.BenchPhaseVerify} {
+		jobs := &batchv1.JobList{}
+		if err := k8s.List(ctx, jobs, client.InNamespace(ns), client.MatchingLabels{resources.LabelBenchPhase: phase}); err != nil {
+			t.Fatal(err)
+		}
+		if len(jobs.Items) != targets {
+			t.Errorf("%d %s Jobs, want one per target", len(jobs.Items), phase)
+		}
+	}
+}

@@ -11,7 +11,6 @@ import (
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
 	"github.com/zns-mysql/zns-mysql/operator/internal/report"
-	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
 )
 
 // TestBenchmarkThreadSweep: spec.threadSweep runs every target together at each thread count in turn, over the
@@ -58,15 +57,7 @@ func TestBenchmarkThreadSweep(t *testing.T) {
 	}
 	cur := waitBenchPhase(t, b, v1alpha1.BenchmarkCompleted)
 	// The same data throughout: one prepare and one verify per target, no more.
-	for _, phase := range []string{resources.BenchPhasePrepare, "verify"} {
-		jobs := &batchv1.JobList{}
-		if err := k8s.List(ctx, jobs, client.InNamespace(ns), client.MatchingLabels{resources.LabelBenchPhase: phase}); err != nil {
-			t.Fatal(err)
-		}
-		if len(jobs.Items) != 2 {
-			t.Errorf("%d %s Jobs, want one per target", len(jobs.Items), phase)
-		}
-	}
+	onePreparePerTarget(t, ns, 2)
 	z := targetStatus(cur, "tenant1")
 	if len(z.Iterations) != 3 || len(z.Sweep) != 3 {
 		t.Fatalf("tenant1: %d runs, %d sweep points", len(z.Iterations), len(z.Sweep))

@@ -12,7 +12,6 @@ import (
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
 	"github.com/zns-mysql/zns-mysql/operator/internal/report"
-	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
 )
 
 // TestBenchmarkWorkloads: spec.workloads runs each workload in turn on every target together, each repeated
@@ -63,15 +62,7 @@ func TestBenchmarkWorkloads(t *testing.T) {
 		}
 	}
 	cur := waitBenchPhase(t, b, v1alpha1.BenchmarkCompleted)
-	for _, phase := range []string{resources.BenchPhasePrepare, "verify"} {
-		jobs := &batchv1.JobList{}
-		if err := k8s.List(ctx, jobs, client.InNamespace(ns), client.MatchingLabels{resources.LabelBenchPhase: phase}); err != nil {
-			t.Fatal(err)
-		}
-		if len(jobs.Items) != 2 {
-			t.Errorf("%d %s Jobs, want one per target", len(jobs.Items), phase)
-		}
-	}
+	onePreparePerTarget(t, ns, 2)
 	z := targetStatus(cur, "tenant1")
 	if len(z.Iterations) != 4 || len(z.Workloads) != 2 {
 		t.Fatalf("tenant1: %d runs, %d workloads", len(z.Iterations), len(z.Workloads))

@@ -24,8 +24,10 @@ type Run struct {
 	Threads   int32
 	// Workload is the run's sysbench script (from the spec's plan for runs recorded without it).
 	Workload string
-	Figures  v1alpha1.IterationResult
-	Series   *benchresult.Series
+	// Alone marks a run of the target alone (spec.measureInterference).
+	Alone   bool
+	Figures v1alpha1.IterationResult
+	Series  *benchresult.Series
 }
 
 // Data is one Benchmark with the series of its runs.
@@ -45,7 +47,8 @@ func Collect(b *v1alpha1.Benchmark, cms []corev1.ConfigMap) (Data, error) {
 	d := Data{Benchmark: b}
 	for _, ts := range b.Status.Targets {
 		for _, it := range ts.Iterations {
-			r := Run{Target: ts.Name, Iteration: it.Iteration, Threads: it.Threads, Workload: runWorkload(b, &it), Figures: it}
+			r := Run{Target: ts.Name, Iteration: it.Iteration, Threads: it.Threads, Workload: runWorkload(b, &it),
+				Alone: runAlone(b, ts.Name, &it), Figures: it}
 			if r.Threads == 0 { // recorded before thread sweeps existed
 				r.Threads, _ = b.Spec.RunThreads(it.Iteration)
 			}
@@ -77,15 +80,17 @@ type Export struct {
 	Benchmark string `json:"benchmark"`
 	Phase     string `json:"phase"`
 	// Workload names what the runs ran (spec.workloads joined by commas), and Workloads lists spec.workloads.
-	Workload    string   `json:"workload"`
-	Workloads   []string `json:"workloads,omitempty"`
-	Tables      int32    `json:"tables"`
-	TableSize   int64    `json:"tableSize"`
-	Threads     int32    `json:"threads"`
-	DurationSec int32    `json:"durationSeconds"`
-	Percentile  int32    `json:"percentile"`
-	Baseline    string   `json:"baseline"`
-	Result      string   `json:"result,omitempty"`
+	Workload  string   `json:"workload"`
+	Workloads []string `json:"workloads,omitempty"`
+	// MeasureInterference: each target ran alone before the runs together (runs[].alone, targets[].alone).
+	MeasureInterference bool   `json:"measureInterference,omitempty"`
+	Tables              int32  `json:"tables"`
+	TableSize           int64  `json:"tableSize"`
+	Threads             int32  `json:"threads"`
+	DurationSec         int32  `json:"durationSeconds"`
+	Percentile          int32  `json:"percentile"`
+	Baseline            string `json:"baseline"`
+	Result              string `json:"result,omitempty"`
 	// DriveSources, with drive figures, says what is measured and what modelled.
 	DriveSources map[string]string `json:"driveSources,omitempty"`
 	Targets      []ExportTarget    `json:"targets"`
@@ -116,7 +121,10 @@ type ExportTarget struct {
 	Sweep    []ExportSweepPoint `json:"sweep,omitempty"`
 	// Workloads are, with spec.workloads, each workload's figures (Mean and the others are the first's).
 	Workloads []ExportWorkloadPoint `json:"workloads,omitempty"`
-	Size      *v1alpha1.DataSize    `json:"size,omitempty"`
+	// Alone is, with spec.measureInterference, the target's runs alone and the interference, together / alone
+	// (Mean and the others are of its runs together).
+	Alone *ExportAlone       `json:"alone,omitempty"`
+	Size  *v1alpha1.DataSize `json:"size,omitempty"`
 	// The drive's figures of the precondition, the prepare and the runs taken together (spec.drive), and the
 	// usable capacity.
 	PreconditionDrive *ExportDrive    `json:"preconditionDrive,omitempty"`
@@ -140,6 +148,7 @@ type ExportRun struct {
 	Iteration    int32               `json:"iteration"`
 	Threads      int32               `json:"threads"`
 	Workload     string              `json:"workload"`
+	Alone        bool                `json:"alone,omitempty"`
 	StartTime    string              `json:"startTime,omitempty"`
 	EndTime      string              `json:"endTime,omitempty"`
 	Transactions int64               `json:"transactions,omitempty"`
@@ -255,8 +264,8 @@ func ratioMap(r *v1alpha1.Ratios) map[string]*float64      { return numbers(r, r
 func ToExport(d Data) Export {
 	b := d.Benchmark
 	e := Export{Namespace: b.Namespace, Benchmark: b.Name, Phase: string(b.Status.Phase), Workload: b.Spec.WorkloadLabel(),
-		Workloads: b.Spec.Workloads,
-		Tables:    b.Spec.Tables, TableSize: b.Spec.TableSize, Threads: b.Spec.Threads, DurationSec: b.Spec.DurationSeconds,
+		Workloads: b.Spec.Workloads, MeasureInterference: b.Spec.MeasureInterference,
+		Tables: b.Spec.Tables, TableSize: b.Spec.TableSize, Threads: b.Spec.Threads, DurationSec: b.Spec.DurationSeconds,
 		Percentile: b.Spec.Percentile, Baseline: b.Status.Baseline, Result: ResultLine(b),
 		Targets: []ExportTarget{}, Runs: []ExportRun{}}
 	for _, ts := range b.Status.Targets {
@@ -275,12 +284,14 @@ func ToExport(d Data) Export {
 					VsBaseline: ratioMap(p.VsBaseline), Verdicts: verdictMap(p.VsBaseline)})
 			}
 			t.Workloads = exportWorkloads(ts)
+			t.Alone = exportAlone(ts)
 		}
 		e.Targets = append(e.Targets, t)
 	}
 	for _, r := range d.Runs {
-		e.Runs = append(e.Runs, ExportRun{Target: r.Target, Iteration: r.Iteration, Threads: r.Threads, Workload: r.Workload, StartTime: r.Figures.StartTime,
-			EndTime: r.Figures.EndTime, Transactions: r.Figures.Transactions, DataBytes: r.Figures.DataBytes, Figures: figureMap(&r.Figures.RunFigures),
+		e.Runs = append(e.Runs, ExportRun{Target: r.Target, Iteration: r.Iteration, Threads: r.Threads, Workload: r.Workload, Alone: r.Alone,
+			StartTime: r.Figures.StartTime,
+			EndTime:   r.Figures.EndTime, Transactions: r.Figures.Transactions, DataBytes: r.Figures.DataBytes, Figures: figureMap(&r.Figures.RunFigures),
 			Drive: exportDrive(r.Figures.Drive), Series: r.Series})
 		if r.Figures.Drive != nil {
 			e.DriveSources = DriveSourcesExport
@@ -297,7 +308,8 @@ func JSON(w io.Writer, d Data) error {
 }
 
 // SummaryCSV writes one row per target and run plus one "mean" row per target (per thread count of a sweep, per
-// workload of spec.workloads): tidy data, one header line.
+// workload of spec.workloads; with spec.measureInterference the mean of the runs together, then an "alone-mean"
+// row of the runs alone whose ratio columns are together / alone): tidy data, one header line.
 func SummaryCSV(w io.Writer, d Data) error {
 	b := d.Benchmark
 	cw := csv.NewWriter(w)
@@ -326,6 +338,8 @@ func SummaryCSV(w io.Writer, d Data) error {
 	head = append(head, "drive", "shares_drive_with")
 	// The run's workload; on mean rows the workload the mean is of (last, so that columns keep their places).
 	head = append(head, "workload")
+	// Whether the run was of the target alone (spec.measureInterference); true on the alone-mean row.
+	head = append(head, "alone")
 	if err := cw.Write(head); err != nil {
 		return err
 	}
@@ -336,7 +350,7 @@ func SummaryCSV(w io.Writer, d Data) error {
 		}
 		return strconv.FormatInt(n, 10)
 	}
-	row := func(ts v1alpha1.TargetStatus, threads int32, workload, iteration string, f *v1alpha1.RunFigures, r *v1alpha1.Ratios,
+	row := func(ts v1alpha1.TargetStatus, threads int32, workload, iteration string, alone bool, f *v1alpha1.RunFigures, r *v1alpha1.Ratios,
 		spread *v1alpha1.RunSpread, runBytes int64, drive *v1alpha1.DriveFigures) error {
 		rec := []string{b.Name, ts.Name, Stack(ts), string(ts.State), ts.Reason, strconv.Itoa(int(threads)), iteration, pct}
 		rec = append(rec, values(f, figureColumns)...)
@@ -355,7 +369,7 @@ func SummaryCSV(w io.Writer, d Data) error {
 		}
 		rec = append(rec, driveRecord(drive, capacity, ops)...)
 		rec = append(rec, zoneRecord(ts.Zones)...)
-		rec = append(rec, ts.Drive, strings.Join(ts.SharesDriveWith, " "), workload)
+		rec = append(rec, ts.Drive, strings.Join(ts.SharesDriveWith, " "), workload, aloneCell(alone))
 		return cw.Write(rec)
 	}
 	for _, ts := range b.Status.Targets {
@@ -365,12 +379,13 @@ func SummaryCSV(w io.Writer, d Data) error {
 			if th == 0 {
 				th, _ = b.Spec.RunThreads(it.Iteration)
 			}
-			if err := row(ts, th, runWorkload(b, it), strconv.Itoa(int(it.Iteration)), &it.RunFigures, nil, nil, it.DataBytes, it.Drive); err != nil {
+			if err := row(ts, th, runWorkload(b, it), strconv.Itoa(int(it.Iteration)), runAlone(b, ts.Name, it), &it.RunFigures, nil, nil,
+				it.DataBytes, it.Drive); err != nil {
 				return err
 			}
 		}
 		if ts.State == v1alpha1.TargetFailed {
-			if err := row(ts, b.Spec.Threads, b.Spec.WorkloadLabel(), "mean", nil, nil, nil, 0, nil); err != nil {
+			if err := row(ts, b.Spec.Threads, b.Spec.WorkloadLabel(), "mean", false, nil, nil, nil, 0, nil); err != nil {
 				return err
 			}
 			continue
@@ -381,7 +396,7 @@ func SummaryCSV(w io.Writer, d Data) error {
 				if i == len(ts.Sweep)-1 {
 					drive = ts.DriveMean
 				}
-				if err := row(ts, p.Threads, meanWorkload(b), "mean", p.Mean, p.VsBaseline, p.AcrossRuns, 0, drive); err != nil {
+				if err := row(ts, p.Threads, meanWorkload(b), "mean", false, p.Mean, p.VsBaseline, p.AcrossRuns, 0, drive); err != nil {
 					return err
 				}
 			}
@@ -389,25 +404,31 @@ func SummaryCSV(w io.Writer, d Data) error {
 		}
 		if len(ts.Workloads) > 0 { // a mean per workload (the target's own are the first's)
 			for _, p := range ts.Workloads {
-				if err := row(ts, b.Spec.Threads, p.Workload, "mean", p.Mean, p.VsBaseline, p.AcrossRuns, 0, p.DriveMean); err != nil {
+				if err := row(ts, b.Spec.Threads, p.Workload, "mean", false, p.Mean, p.VsBaseline, p.AcrossRuns, 0, p.DriveMean); err != nil {
 					return err
 				}
 			}
 			continue
 		}
-		if err := row(ts, b.Spec.Threads, meanWorkload(b), "mean", ts.Mean, ts.VsBaseline, ts.AcrossRuns, 0, ts.DriveMean); err != nil {
+		if err := row(ts, b.Spec.Threads, meanWorkload(b), "mean", false, ts.Mean, ts.VsBaseline, ts.AcrossRuns, 0, ts.DriveMean); err != nil {
 			return err
+		}
+		if a := ts.Alone; a != nil && a.Mean != nil { // the runs alone; the ratio columns are together / alone
+			if err := row(ts, b.Spec.Threads, meanWorkload(b), aloneMean, true, a.Mean, a.Interference, a.AcrossRuns, 0, nil); err != nil {
+				return err
+			}
 		}
 	}
 	cw.Flush()
 	return cw.Error()
 }
 
-// SeriesCSV writes every interval of every run: one row per target, run and interval (the run's workload last).
+// SeriesCSV writes every interval of every run: one row per target, run and interval (the run's workload, then
+// whether the target ran alone, last).
 func SeriesCSV(w io.Writer, d Data) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write([]string{"benchmark", "target", "threads", "iteration", "time_s", "tps", "qps", "latency_ms", "percentile",
-		"errors_per_s", "reconnects_per_s", "workload"}); err != nil {
+		"errors_per_s", "reconnects_per_s", "workload", "alone"}); err != nil {
 		return err
 	}
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
@@ -418,7 +439,8 @@ func SeriesCSV(w io.Writer, d Data) error {
 		s := r.Series
 		for i := 0; i < s.Len(); i++ {
 			if err := cw.Write([]string{d.Benchmark.Name, r.Target, strconv.Itoa(int(r.Threads)), strconv.Itoa(int(r.Iteration)),
-				f(s.Time[i]), f(s.TPS[i]), f(s.QPS[i]), f(s.LatencyMS[i]), f(s.Percentile), f(s.ErrorsPerSec[i]), f(s.ReconnectsPerSec[i]), r.Workload}); err != nil {
+				f(s.Time[i]), f(s.TPS[i]), f(s.QPS[i]), f(s.LatencyMS[i]), f(s.Percentile), f(s.ErrorsPerSec[i]), f(s.ReconnectsPerSec[i]), r.Workload,
+				aloneCell(r.Alone)}); err != nil {
 				return err
 			}
 		}

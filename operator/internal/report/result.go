@@ -20,8 +20,21 @@ func num(s string) (float64, bool) {
 
 // ResultLine is the one-line result `kubectl get benchmarks` shows, e.g. "myrocks 0.80x, p95 1.11x vs innodb":
 // every finished target but the baseline with its TPS and latency ratios ("no significant TPS difference" where
-// the runs' noise covers it), failed targets by name. Empty until there are results.
+// the runs' noise covers it), failed targets by name. With spec.measureInterference each target's TPS together
+// over alone follows: "...; together/alone TPS: myrocks 0.62x, innodb n.s.". Empty until there are results.
 func ResultLine(b *v1alpha1.Benchmark) string {
+	line, intf := comparisonLine(b), interferenceResult(b)
+	switch {
+	case intf == "":
+		return line
+	case line == "":
+		return intf
+	}
+	return line + "; " + intf
+}
+
+// comparisonLine is ResultLine's comparison with the baseline.
+func comparisonLine(b *v1alpha1.Benchmark) string {
 	var parts []string
 	baseOK := false
 	for _, ts := range b.Status.Targets {

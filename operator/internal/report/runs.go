@@ -62,7 +62,11 @@ func runsTable(w io.Writer, b *v1alpha1.Benchmark) error {
 		return nil
 	}
 	pct := strings.ToUpper(pctLabel(b))
-	fmt.Fprintln(w, "across runs (mean ± half-width of its 95% confidence interval; best-to-best ratios; differences "+
+	what := "across runs"
+	if b.Spec.MeasureInterference {
+		what = "across the runs together"
+	}
+	fmt.Fprintln(w, what+" (mean ± half-width of its 95% confidence interval; best-to-best ratios; differences "+
 		"tested by Welch's t-test at 5%):")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "TARGET\tRUNS\tTPS\tBEST TPS (RUN)\t%s MS\tBEST %s MS\tBEST TPS VS\tBEST %s VS\tTPS\t%s\n", pct, pct, pct, pct)

@@ -163,26 +163,7 @@ func workloadsData(t *testing.T) Data {
 		wl{"81.20", "12.10", "15.40", "22.00", "3.5", "15.20", "1.00", "1.00", v1alpha1.VerdictTooFewRuns, v1alpha1.VerdictTooFewRuns},
 		wl{"102.50", "9.70", "16.00", "25.00", "4.5", "19.05", "1.00", "1.00", v1alpha1.VerdictTooFewRuns, v1alpha1.VerdictTooFewRuns})
 	b.Status.Targets = []v1alpha1.TargetStatus{my, in}
-	var cms []corev1.ConfigMap
-	for _, ts := range b.Status.Targets {
-		for _, it := range ts.Iterations {
-			s := benchresult.Series{Schema: 1, Target: ts.Name, Iteration: int(it.Iteration), Percentile: 95, ReportIntervalSec: 5,
-				Time: []float64{5, 10}, TPS: []float64{1, 2}, QPS: []float64{3, 4}, LatencyMS: []float64{5, 6}, ErrorsPerSec: []float64{0, 0},
-				ReconnectsPerSec: []float64{0, 0}}
-			raw, err := json.Marshal(s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cm := corev1.ConfigMap{Data: map[string]string{"series.json": string(raw)}}
-			cm.Name = it.SeriesConfigMap
-			cms = append(cms, cm)
-		}
-	}
-	d, err := Collect(b, cms)
-	if err != nil || len(d.Missing) > 0 || len(d.Runs) != 8 {
-		t.Fatalf("collect: %v, missing %v, %d runs", err, d.Missing, len(d.Runs))
-	}
-	return d
+	return collectTwoIntervals(t, b, 8)
 }
 
 // TestWorkloadsTable: the headline names both workloads, and a table gives each target's figures per workload,
@@ -300,8 +281,8 @@ func TestWorkloadsExport(t *testing.T) {
 	}
 
 	recs, col := summaryCSV(t, d)
-	if last := recs[0][len(recs[0])-1]; last != "workload" {
-		t.Errorf("last CSV column %q, want workload", last)
+	if h := recs[0]; h[len(h)-2] != "workload" || h[len(h)-1] != "alone" { // alone came after workload
+		t.Errorf("last CSV columns %q, want workload, alone", h[len(h)-2:])
 	}
 	var rows []string
 	for _, r := range recs[1:] {
@@ -321,14 +302,39 @@ func TestWorkloadsExport(t *testing.T) {
 	}
 
 	series := readCSV(t, SeriesCSV, d)
-	if h := series[0]; h[len(h)-1] != "workload" {
+	if h := series[0]; h[len(h)-2] != "workload" || h[len(h)-1] != "alone" {
 		t.Errorf("series header %q", h)
 	}
 	byRun := map[string]string{}
 	for _, r := range series[1:] {
-		byRun[r[1]+"/"+r[3]] = r[len(r)-1]
+		byRun[r[1]+"/"+r[3]] = r[len(r)-2]
 	}
 	if len(series) != 1+16 || byRun["myrocks/4"] != "oltp_update_index" || byRun["innodb/1"] != "oltp_read_only" {
 		t.Errorf("series CSV: %d rows, workloads %v", len(series)-1, byRun)
 	}
+}
+
+// collectTwoIntervals collects b with a two-interval series for each of its runs, and wants runs of them.
+func collectTwoIntervals(t *testing.T, b *v1alpha1.Benchmark, runs int) Data {
+	t.Helper()
+	var cms []corev1.ConfigMap
+	for _, ts := range b.Status.Targets {
+		for _, it := range ts.Iterations {
+			s := benchresult.Series{Schema: 1, Target: ts.Name, Iteration: int(it.Iteration), Percentile: 95, ReportIntervalSec: 5,
+				Time: []float64{5, 10}, TPS: []float64{1, 2}, QPS: []float64{3, 4}, LatencyMS: []float64{5, 6}, ErrorsPerSec: []float64{0, 0},
+				ReconnectsPerSec: []float64{0, 0}}
+			raw, err := json.Marshal(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cm := corev1.ConfigMap{Data: map[string]string{"series.json": string(raw)}}
+			cm.Name = it.SeriesConfigMap
+			cms = append(cms, cm)
+		}
+	}
+	d, err := Collect(b, cms)
+	if err != nil || len(d.Missing) > 0 || len(d.Runs) != runs {
+		t.Fatalf("collect: %v, missing %v, %d runs", err, d.Missing, len(d.Runs))
+	}
+	return d
 }

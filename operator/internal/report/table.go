@@ -84,7 +84,8 @@ func threadsLabel(b *v1alpha1.Benchmark) string {
 
 // Table writes the comparison of one Benchmark: one row per target with its mean figures and its ratios to the
 // baseline; a failed target is marked FAILED with its reason and, below the table, its cause. The latency
-// distribution, a thread sweep or the workloads of spec.workloads, the data on disk and the drive's write amplification and usable capacity follow
+// distribution, a thread sweep or the workloads of spec.workloads, the runs alone against together of
+// spec.measureInterference, the data on disk and the drive's write amplification and usable capacity follow
 // when the status has them, then the notes the operator attached to targets.
 func Table(w io.Writer, b *v1alpha1.Benchmark) error {
 	fmt.Fprintln(w, Headline(b))
@@ -127,7 +128,7 @@ func Table(w io.Writer, b *v1alpha1.Benchmark) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if nsSeen || workloadsNotSignificant(b) {
+	if nsSeen || workloadsNotSignificant(b) || interferenceNotSignificant(b) {
 		fmt.Fprintln(w, notSignificant+": no significant difference: the runs' own spread covers it (the across-runs table below)")
 	}
 	if err := geometryTable(w, b); err != nil {
@@ -146,6 +147,9 @@ func Table(w io.Writer, b *v1alpha1.Benchmark) error {
 	if err := workloadsTable(w, b); err != nil {
 		return err
 	}
+	if err := interferenceTable(w, b); err != nil {
+		return err
+	}
 	if err := sizeTable(w, b); err != nil {
 		return err
 	}
@@ -156,6 +160,9 @@ func Table(w io.Writer, b *v1alpha1.Benchmark) error {
 		fmt.Fprintln(w, l)
 	}
 	switch {
+	case len(b.Status.Targets) > 0 && b.Spec.MeasureInterference:
+		fmt.Fprintf(w, "means over the runs together (each target ran alone first), %d run(s) of %d done; ratios are target / %s (TPS above 1 and %s below 1 are better)\n",
+			b.Status.Iteration, RunsTotal(b), dash(b.Status.Baseline), pct)
 	case len(b.Status.Targets) > 0 && len(b.Spec.Workloads) > 0:
 		fmt.Fprintf(w, "means over each workload's run(s), %d run(s) of %d done; ratios are target / %s (TPS above 1 and %s below 1 are better)\n",
 			b.Status.Iteration, RunsTotal(b), dash(b.Status.Baseline), pct)
