@@ -14,7 +14,10 @@
 #   --zns SPEC         add an emulated NVMe ZNS namespace on a controller of its own
 #                      (repeatable). SPEC is `default` or comma-separated key=value
 #                      over the defaults zone_size=64M,zone_capacity=60M,
-#                      max_open=14,max_active=14,size=2560M (40 zones),lbs=4096.
+#                      max_open=14,max_active=14,size=2560M (40 zones),lbs=4096,
+#                      controller=own; controller=previous puts the namespace on the
+#                      controller of the --zns before it instead, as its next
+#                      namespace (nvme0n2 after nvme0n1): two namespaces of one drive.
 #                      Its image is a fresh sparse file each run.
 #   --nvme SPEC        add a conventional emulated NVMe namespace on a controller of
 #                      its own (repeatable). SPEC is `default` or comma-separated
@@ -27,7 +30,8 @@
 #                      The namespaces of --zns and --nvme are nvme0n1, nvme1n1, ... in
 #                      the order of the options on the command line (each on the
 #                      controller nvme0, nvme1, ... with serial zns<N>, conv<N> or
-#                      fdp<N>); the command starts once all are there.
+#                      fdp<N>; a controller=previous namespace is nvme<N>n2, n3, ...);
+#                      the command starts once all are there.
 #   --disk FILE[,snapshot]
 #                      attach FILE (raw) as a virtio disk: /dev/vda, /dev/vdb, ...
 #                      in the order given (repeatable). With ,snapshot the guest's
@@ -134,10 +138,16 @@ spec_arg() {
   for kv in "${kvs[@]}"; do [[ "$kv" == "$2"=* ]] && v=${kv#*=}; done
   printf '%s' "$v"
 }
+zns_before=0
 for entry in "${nvme[@]}"; do
   spec=${entry#*:}
   if [[ "$entry" == zns:* ]]; then
-    spec_check --zns "$spec" zone_size zone_capacity max_open max_active size lbs
+    spec_check --zns "$spec" zone_size zone_capacity max_open max_active size lbs controller
+    case $(spec_arg "$spec" controller own) in
+      own) zns_before=1 ;;
+      previous) ((zns_before)) || die "--zns '${spec}': controller=previous needs a --zns on a controller of its own before it" ;;
+      *) die "--zns '${spec}': controller takes own or previous" ;;
+    esac
     continue
   fi
   spec_check --nvme "$spec" size lbs ocp fdp
@@ -243,17 +253,28 @@ if ((${#hostfwd[@]})); then
   qemu+=(-netdev "$netdev" -device "virtio-net-pci,netdev=net0,romfile=")
 fi
 
-i=0
+# i counts controllers, img_i images; nvme_names are the block devices the guest waits for
+i=0 img_i=0 zns_ctrl=-1 zns_nsid=0 nvme_names=()
 for entry in "${nvme[@]}"; do
-  spec=${entry#*:} img="$tmp/nvme$i.img"
+  spec=${entry#*:} img="$tmp/nvme$img_i.img"
+  img_i=$((img_i + 1))
   size=$(spec_arg "$spec" size 2560M)
   [[ "$entry" == nvme:* ]] && size=$(spec_arg "$spec" size 1G)
   lbs=$(spec_arg "$spec" lbs 4096)
   truncate -s "$size" "$img" || die "--${entry%%:*} '${spec}': cannot create a ${size} image"
   if [[ "$entry" == zns:* ]]; then
+    zoned="zoned=true,zoned.zone_size=$(spec_arg "$spec" zone_size 64M),zoned.zone_capacity=$(spec_arg "$spec" zone_capacity 60M),zoned.max_open=$(spec_arg "$spec" max_open 14),zoned.max_active=$(spec_arg "$spec" max_active 14)"
+    if [[ $(spec_arg "$spec" controller own) == previous ]]; then
+      zns_nsid=$((zns_nsid + 1))
+      qemu+=(-drive "file=$img,id=zns${zns_ctrl}ns${zns_nsid},format=raw,if=none"
+        -device "nvme-ns,drive=zns${zns_ctrl}ns${zns_nsid},bus=nvme$zns_ctrl,nsid=$zns_nsid,logical_block_size=$lbs,physical_block_size=$lbs,$zoned")
+      nvme_names+=("nvme${zns_ctrl}n${zns_nsid}")
+      continue
+    fi
+    zns_ctrl=$i zns_nsid=1
     qemu+=(-device "nvme,serial=zns$i,id=nvme$i"
       -drive "file=$img,id=zns$i,format=raw,if=none"
-      -device "nvme-ns,drive=zns$i,bus=nvme$i,nsid=1,logical_block_size=$lbs,physical_block_size=$lbs,zoned=true,zoned.zone_size=$(spec_arg "$spec" zone_size 64M),zoned.zone_capacity=$(spec_arg "$spec" zone_capacity 60M),zoned.max_open=$(spec_arg "$spec" max_open 14),zoned.max_active=$(spec_arg "$spec" max_active 14)")
+      -device "nvme-ns,drive=zns$i,bus=nvme$i,nsid=1,logical_block_size=$lbs,physical_block_size=$lbs,$zoned")
   else
     ctrl="nvme,id=nvme$i"
     # named only when on: QEMU < 9 has no such property
@@ -268,6 +289,7 @@ for entry in "${nvme[@]}"; do
     fi
     qemu+=(-device "$ctrl" -drive "file=$img,id=nvmeimg$i,format=raw,if=none" -device "$ns")
   fi
+  nvme_names+=("nvme${i}n1")
   i=$((i + 1))
 done
 n_nvme=$i
@@ -294,6 +316,7 @@ fi
   echo 'cut -d" " -f1 /proc/uptime >"$ctl/boot-seconds"'
   echo 'fail() { echo "qemu-guest: $*" >>"$ctl/output"; echo "$*" >"$ctl/setup-error"; dmesg >"$ctl/dmesg" 2>&1; exit 0; }'
   printf 'share=%q n_nvme=%d n_disks=%d workdir=%q userland=%d network=%d\n' "$share" "$n_nvme" "$n_disks" "$workdir" "$userland" "${#hostfwd[@]}"
+  printf 'nvme_names=%q\n' "${nvme_names[*]}"
   cat <<'EOF'
 if [[ -n "$share" ]]; then
   mkdir -p "$share" || fail "cannot create ${share}"
@@ -312,11 +335,11 @@ if ((n_nvme > 0)); then
   # nvme<N>c<N>n1. Without multipath the namespace is a plain disk, as a single-ported drive's is.
   modprobe nvme_core multipath=N || fail "cannot load nvme_core with multipath=N"
   modprobe nvme || fail "cannot load nvme"
-  # one namespace per controller, each controller in its own subsystem: the kernel names them
-  # nvme<N>n1 with N the controller's instance, given in PCI order, the order of the options
-  for ((i = 0; i < n_nvme; i++)); do
-    for ((w = 0; w < 200; w++)); do [[ -e /sys/block/nvme${i}n1 && -e /dev/nvme${i}n1 ]] && break; sleep 0.05; done
-    [[ -e /dev/nvme${i}n1 ]] || fail "nvme${i}n1 did not appear"
+  # each controller in its own subsystem: the kernel names a namespace nvme<N>n<NSID> with N the controller's
+  # instance, given in PCI order, the order of the options
+  for n in $nvme_names; do
+    for ((w = 0; w < 200; w++)); do [[ -e /sys/block/$n && -e /dev/$n ]] && break; sleep 0.05; done
+    [[ -e /dev/$n ]] || fail "$n did not appear"
   done
 fi
 if ((n_disks > 0)); then

@@ -243,7 +243,7 @@ boot() {
     --nullblk '--first 0 --count 1 --size 2048 --zone-size 64 --memory-backed' \
     --nullblk '--first 1 --count 1 --size 2048 --zone-size 16 --conv-zones 16 --memory-backed' \
     --nullblk '--first 2 --count 1 --size 2048 --conventional --memory-backed' \
-    --zns default --nvme default "${disk[@]}" \
+    --zns default --zns 'controller=previous,zone_size=16M,zone_capacity=16M,size=1G' --nvme default "${disk[@]}" \
     -- bash "$share/node.sh" "$assets" "$parts" "$share" </dev/null >"$state/guest.log" 2>&1 &
   printf '%s\n' "$!" >"$state/pid"
 }

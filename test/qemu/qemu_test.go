@@ -124,6 +124,9 @@ func TestRunShRefusesBadOptions(t *testing.T) {
 		{[]string{"--guest-dir", g, "--nvme", "size=", "--", "true"}, "size takes a whole number of bytes"},
 		{[]string{"--guest-dir", g, "--nvme", "", "--", "true"}, "--nvme needs a spec"},
 		{[]string{"--guest-dir", g, "--zns", "default", "--nvme", "fdp=on", "--zns", "lbs", "--", "true"}, "--zns 'lbs': 'lbs' is not key=value"},
+		{[]string{"--guest-dir", g, "--zns", "controller=previous", "--", "true"}, "controller=previous needs a --zns on a controller of its own before it"},
+		{[]string{"--guest-dir", g, "--nvme", "default", "--zns", "controller=previous", "--", "true"}, "controller=previous needs a --zns"},
+		{[]string{"--guest-dir", g, "--zns", "default", "--zns", "controller=shared", "--", "true"}, "controller takes own or previous"},
 	} {
 		code, stderr := runScript(t, "hack/qemu/run.sh", tc.args...)
 		if code != ExitNoRun || !strings.Contains(stderr, tc.says) {

@@ -100,7 +100,8 @@ func TestGuestSuite(t *testing.T) {
 	const marker = "zns-disk-marker"
 	out, code := qemu.Run(t, qemu.Options{
 		Share: share,
-		ZNS:   []string{"default"},
+		// a second ZNS namespace on the first one's controller (nvme0n2, 16 MiB zones): two devices of one drive
+		ZNS:   []string{"default", sharedNamespaceSpec},
 		NVMe:  nvmeSpecs,
 		Disks: []string{kept, dropped + ",snapshot"},
 		// made by run.sh before the tests; TestRunShNullblkOption checks it
