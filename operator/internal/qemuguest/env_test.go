@@ -9,3 +9,7 @@ const (
 	// envZnsbench is the znsbench binary (its drive sidecar).
 	envZnsbench = "ZNS_ZNSBENCH"
 )
+
+// sharedNamespaceSpec is run.sh's --zns for a second namespace on nvme0n1's controller, with smaller zones
+// (TestSharedDrive).
+const sharedNamespaceSpec = "controller=previous,zone_size=16M,zone_capacity=16M,size=1G"

@@ -14,9 +14,6 @@ import (
 	"github.com/zns-mysql/zns-mysql/operator/internal/nvmelog"
 )
 
-// sharedNamespaceSpec is run.sh's --zns for a second namespace on nvme0n1's controller, with smaller zones.
-const sharedNamespaceSpec = "controller=previous,zone_size=16M,zone_capacity=16M,size=1G"
-
 // sharedDev is that namespace: the kernel names it after its controller, nvme0, and its NSID, 2.
 const sharedDev = "nvme0n2"
 
