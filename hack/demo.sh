@@ -320,7 +320,8 @@ if [[ -n "$zoned_why" && -z "$node_why" ]]; then
   say "zoned part: ${zoned_why}, and a kind node shares this kernel. It runs on a Kubernetes node whose kernel has zoned devices, in a QEMU guest (hack/qemu/zoned-node.sh)"
   t0=$SECONDS
   # a fresh node: its devices start empty (a database made earlier on them would keep its data and password)
-  hack/qemu/zoned-node.sh down
+  export ZNS_NODE_OWNER=$$ ZNS_NODE_OWNER_WHAT="make demo in ${PWD}"
+  hack/qemu/zoned-node.sh down || die "the zoned node is another run's (above); DEMO_ZONED=0 skips this part"
   hack/qemu/zoned-node.sh up >/dev/null || die "the zoned node did not come up (above); hack/qemu/zoned-node.sh up alone tries again, DEMO_ZONED=0 skips this part"
   record "zoned node up (QEMU)" "$t0"
   eval "$(hack/qemu/zoned-node.sh env)"

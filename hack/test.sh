@@ -149,6 +149,9 @@ fi
 go build -o "$cache_root/tools/testsummary" ./hack/testsummary || fail 6 "building hack/testsummary failed (above)"
 mapfile -t packages < <(go list ./... | grep -vxF "$E2E_PACKAGE")
 
+# The zoned node is one per machine: this run names itself its owner (the stage and the cleanup alike), so that
+# another run's down leaves it alone while this one uses it, and this one's leaves another's alone.
+export ZNS_NODE_OWNER=$$ ZNS_NODE_OWNER_WHAT="make test in ${PWD}"
 # What the e2e stage sets up runs in the pipeline's subshell below; it leaves notes here for the cleanup.
 state=$(mktemp -d "${TMPDIR:-/tmp}/zns-test.XXXXXX")
 # delete_cluster: delete the kind cluster this run created (unless ZNS_TEST_KEEP_CLUSTER=1), once.
@@ -225,7 +228,7 @@ zoned_e2e() {
   fi
   printf 'zoned-node\n' >"$state/zoned-node"
   # a fresh node: what an earlier run left on its devices and volumes would be in the tests' way
-  hack/qemu/zoned-node.sh down
+  hack/qemu/zoned-node.sh down || fail 8 "the zoned node is another run's (above)"
   hack/qemu/zoned-node.sh up >/dev/null ||
     fail 8 "the zoned node did not come up (above; its log: ${cache_root}/zoned-node/guest.log); hack/qemu/zoned-node.sh up alone tries again, ZNS_E2E=0 make test skips it"
   (

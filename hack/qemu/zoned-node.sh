@@ -17,14 +17,19 @@
 #
 # The node is named zns-guest. Its devices: nullb0 (zoned, 32 zones of 64 MiB), nullb1 (zoned, 16 MiB zones
 # with 16 conventional zones: f2fs needs them), nullb2 (conventional), all memory-backed, 2 GiB each; nvme0n1
-# (emulated NVMe ZNS, 40 zones of 64 MiB, 14 open/active) and nvme1n1 (emulated conventional NVMe, 1 GiB, its
+# (emulated NVMe ZNS, 40 zones of 64 MiB, 14 open/active), nvme0n2 (a second ZNS namespace of nvme0n1's
+# controller, 64 zones of 16 MiB: two devices of one drive) and nvme1n1 (emulated conventional NVMe, 1 GiB, its
 # controller with the OCP SMART extended log: needs QEMU >= 9, versions.mk's QEMU_VERSION). Device nodes are
 # root:disk 0660, as udev makes them; tracefs is mounted at /sys/kernel/tracing (the drive sidecar's block trace).
 #
 # Environment: ZNS_NODE_ACCEL auto (default: KVM when /dev/kvm works, else TCG), kvm or tcg;
 # ZNS_NODE_MEM (MiB, default 8192); ZNS_NODE_BOOT_TIMEOUT (seconds until Ready with the images, default 2700);
 # ZNS_NODE_IMAGE_DISK=0 imports the images on every boot instead of keeping them on a disk image
-# ($ZNS_CACHE_DIR/zoned-node-images/, sparse, one at a time); ZNS_CACHE_DIR.
+# ($ZNS_CACHE_DIR/zoned-node-images/, sparse, one at a time); ZNS_CACHE_DIR;
+# ZNS_NODE_OWNER (a PID) and ZNS_NODE_OWNER_WHAT: the run that uses the node (make test, make demo).
+# There is one node per machine: while its owner is alive, up and down from another owner refuse, saying whose
+# it is (a second make test on the same machine once stopped the first one's node in the middle of its tests);
+# without ZNS_NODE_OWNER, down stops it whoever uses it.
 # Progress goes to stderr at least every 30 s; the guest's output is in $ZNS_CACHE_DIR/zoned-node/guest.log.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -42,7 +47,25 @@ mkdir -p "$state"
 
 running() { [[ -s "$state/pid" ]] && kill -0 "$(cat "$state/pid")" 2>/dev/null; }
 
+# foreign_owner: whether the running node belongs to another live run than $ZNS_NODE_OWNER; prints it.
+foreign_owner() {
+  local pid what
+  [[ -n "${ZNS_NODE_OWNER:-}" && -s "$state/owner" ]] && running || return 1
+  read -r pid what <"$state/owner"
+  [[ "$pid" != "$ZNS_NODE_OWNER" ]] && kill -0 "$pid" 2>/dev/null || return 1
+  printf 'pid %s, %s' "$pid" "${what:-its owner}"
+}
+
+# refuse_foreign WHAT: die when the node is another live run's.
+refuse_foreign() {
+  local o
+  if o=$(foreign_owner); then
+    die "cannot $1 the zoned node: another run uses it (${o}); wait until it ends, or stop the node by hand with hack/qemu/zoned-node.sh down"
+  fi
+}
+
 down() {
+  refuse_foreign stop
   if running; then
     local pid
     pid=$(cat "$state/pid")
@@ -53,7 +76,7 @@ down() {
   fi
   # timeout(1) gives QEMU a process group of its own: find it by the share it was given
   pkill -TERM -f -- "path=${share},mount_tag=host0" 2>/dev/null || true
-  rm -f "$state/pid" "$state/ready"
+  rm -f "$state/pid" "$state/ready" "$state/owner"
 }
 
 # free_port: a TCP port on 127.0.0.1 that nothing listens on.
@@ -196,6 +219,7 @@ keep_image_disk() {
 }
 
 up() {
+  refuse_foreign "take over"
   if running && [[ -e "$state/ready" ]]; then
     log "already up ($(cat "$state/accel" 2>/dev/null)); hack/qemu/zoned-node.sh down stops it"
     printf '%s\n' "$kubeconfig" >&3
@@ -280,6 +304,7 @@ wait_ready() {
     sleep 2
   done
   touch "$state/ready"
+  if [[ -n "${ZNS_NODE_OWNER:-}" ]]; then printf '%s %s\n' "$ZNS_NODE_OWNER" "${ZNS_NODE_OWNER_WHAT:-}" >"$state/owner"; fi
   log "node Ready with the images after $(mmss $((SECONDS - t0))) ($(grep -a '^zoned-node: ready' "$state/guest.log" | head -n1))"
 }
 
