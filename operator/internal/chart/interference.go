@@ -74,13 +74,7 @@ func aloneBars(d report.Data, what, ylabel string, get func(*v1alpha1.RunFigures
 	if len(series) == 0 {
 		return nil, fmt.Errorf("no target has %s", ylabel)
 	}
-	p := plot.New()
-	title(p, b, what+" alone and together (measured)")
-	p.X.Label.Text = "target (error bar: 1 s.d. across intervals)"
-	if withCI {
-		p.X.Label.Text = "target (error bar: 95% CI of the mean across runs)"
-	}
-	p.Y.Label.Text = ylabel
+	p := barPlot(b, what+" alone and together (measured)", "target", ylabel, withCI)
 	if err := groupedBars(p, targets, series, withCI); err != nil {
 		return nil, err
 	}
@@ -104,4 +98,17 @@ func togetherNote(b *v1alpha1.Benchmark) string {
 		return ", runs together"
 	}
 	return ""
+}
+
+// barPlot is a grouped-bar chart's frame: its title, the x axis named with what its error bars are (the 95%
+// confidence interval across runs when every bar has one, else one standard deviation across intervals).
+func barPlot(b *v1alpha1.Benchmark, what, axis, ylabel string, withCI bool) *plot.Plot {
+	p := plot.New()
+	title(p, b, what)
+	p.X.Label.Text = axis + " (error bar: 1 s.d. across intervals)"
+	if withCI {
+		p.X.Label.Text = axis + " (error bar: 95% CI of the mean across runs)"
+	}
+	p.Y.Label.Text = ylabel
+	return p
 }

@@ -85,13 +85,7 @@ func workloadBars(d report.Data, ws []string, what, ylabel string, get func(*v1a
 	if len(all) == 0 {
 		return nil, fmt.Errorf("no target has %s for a workload", ylabel)
 	}
-	p := plot.New()
-	title(p, b, what+" per workload (measured)")
-	p.X.Label.Text = "workload (error bar: 1 s.d. across intervals)"
-	if withCI {
-		p.X.Label.Text = "workload (error bar: 95% CI of the mean across runs)"
-	}
-	p.Y.Label.Text = ylabel
+	p := barPlot(b, what+" per workload (measured)", "workload", ylabel, withCI)
 	series := make([]barSeries, len(all))
 	for k, s := range all {
 		series[k] = s.barSeries
