@@ -22,7 +22,7 @@
 #      needs repo.percona.com: without it this part uses btrfs, and says so.
 #
 # The cluster and the devices stay up afterwards for a look around (it prints how); `make demo-clean`
-# (hack/demo.sh clean) removes both: the demo's own null_blk devices only, never another device. Running it again reuses them: ZenFS already on a device is kept (formatPolicy IfNeeded).
+# (hack/demo.sh clean) removes both: the demo's own null_blk devices only, never another device. Running it again reuses them: ZenFS already on a device is kept (format.policy IfNeeded).
 #
 # Environment:
 #   DEMO_ZONED        auto (default), 1 (fail unless the zoned part can run, here or on the QEMU node),
@@ -209,7 +209,7 @@ kubectl create namespace "$ns" --dry-run=client -o yaml | kubectl apply -f - >&2
 targets=()
 manifest=""
 # db NAME ENGINE FLAVOR DESCRIPTION STORAGE-LINE...: add a ZNSDatabase to the manifest and to the targets;
-# DB_SPEC, when set for the call, is one more line of its spec (e.g. "zenfs: {reformatToken: x}").
+# DB_SPEC, when set for the call, is one more line of its spec (e.g. "format: {reformatToken: x}").
 db() {
   local name=$1 engine=$2 flavor=$3 what=$4 extra=${DB_SPEC:+  ${DB_SPEC}$'\n'}
   shift 4
@@ -344,7 +344,7 @@ if [[ -n "$zoned_why" && -z "$node_why" ]]; then
     "zonedDevice:" "  nodeName: zns-guest" "  deviceName: nvme0n2" "  filesystem: btrfs"
   # the baseline: a whole conventional NVMe namespace (with the OCP SMART log), written twice and then in random
   # rounds until its IOPS settle before its ext4 is made; the token confirms that this destroys what is on it
-  DB_SPEC="zenfs: {reformatToken: demo-${ns}}" \
+  DB_SPEC="format: {reformatToken: demo-${ns}}" \
     db innodb-baseline innodb mariadb "InnoDB on ext4 on the node's conventional NVMe namespace nvme1n1, preconditioned whole (baseline)" \
     "device:" "  nodeName: zns-guest" "  deviceName: nvme1n1" "  filesystem: ext4" \
     "  precondition: {sequentialPasses: 2, randomRounds: 3, roundSeconds: 5, steadyState: {window: 2}}"

@@ -669,8 +669,8 @@ func TestZonedFlow(t *testing.T) {
 		if d := cur.Status.Device; d == nil || d.Model != "host-managed" || d.Zones < 32 || d.Scheduler != "mq-deadline" {
 			t.Errorf("%s: status.device %+v", db.Name, d)
 		}
-		if z := cur.Status.ZenFS; z == nil || !z.Present {
-			t.Errorf("%s: status.zenfs %+v", db.Name, z)
+		if fs := cur.Status.Filesystem; fs == nil || fs.Type != "zenfs" || (fs.Action != "format" && fs.Action != "keep") {
+			t.Errorf("%s: status.filesystem %+v", db.Name, fs)
 		}
 	}
 	for _, db := range dbs {
@@ -699,8 +699,8 @@ func TestZonedFlow(t *testing.T) {
 	if err := k8s.Get(ctx, client.ObjectKeyFromObject(again), cur); err != nil {
 		t.Fatal(err)
 	}
-	if z := cur.Status.ZenFS; z == nil || !z.Present || z.LastAction != "keep" {
-		t.Errorf("after re-creation status.zenfs = %+v, want the existing ZenFS kept", z)
+	if fs := cur.Status.Filesystem; fs == nil || fs.Type != "zenfs" || fs.Action != "keep" {
+		t.Errorf("after re-creation status.filesystem = %+v, want the existing ZenFS kept", fs)
 	}
 }
 

@@ -243,7 +243,7 @@ func preconditionedDeviceDB(ns, name, node, device string) *v1alpha1.ZNSDatabase
 	db.Spec.Storage = v1alpha1.StorageSpec{Device: &v1alpha1.DeviceSource{NodeName: node, DeviceName: device,
 		Precondition: &v1alpha1.DevicePreconditionSpec{RandomRounds: 3, RoundSeconds: 5, DriveCounters: true,
 			SteadyState: &v1alpha1.PreconditionSteadyStateSpec{Window: 2}}}}
-	db.Spec.ZenFS.ReformatToken = "e2e-" + ns
+	db.Spec.Format.ReformatToken = "e2e-" + ns
 	return db
 }
 

@@ -46,7 +46,7 @@ type DeviceSource struct {
 	// Precondition writes the whole device with fio before its file system is made, as the seed methodology
 	// does with a conventional SSD so that it is measured in steady state, not fresh: sequential passes over
 	// the whole device, then optionally rounds of random writes until the write IOPS settle. Preconditioning
-	// DESTROYS EVERYTHING ON THE DEVICE, so it runs only when spec.zenfs.reformatToken is set to a value not
+	// DESTROYS EVERYTHING ON THE DEVICE, so it runs only when spec.format.reformatToken is set to a value not
 	// applied to the device before (the applied token is recorded in the file system's label); without one an
 	// empty device is formatted without preconditioning, and status.precondition says so. Runs in the format
 	// Job, before mkfs; one that is interrupted leaves no file system, and the next format Job starts it over.

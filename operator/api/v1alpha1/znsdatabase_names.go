@@ -27,7 +27,7 @@ const (
 	// carry an owner reference to a namespaced owner.
 	AnnotationOwner = "zns-mysql.dev/owner"
 	// AnnotationZenFSSpace is set on a zoned database's pod by its readiness helper: the ZenFS space it
-	// measured (JSON of dbinit.Space), which the operator copies into status.zenfs.
+	// measured (JSON of dbinit.Space), which the operator copies into status.filesystem.zenfs.
 	AnnotationZenFSSpace = "zns-mysql.dev/zenfs-space"
 
 	ManagedByValue = "zns-mysql-operator"
@@ -298,4 +298,12 @@ func (db *ZNSDatabase) LeaseProfile() Profile {
 		return ProfileBulkLoad
 	}
 	return ProfileWorkload
+}
+
+// ZenFSSpace is the ZenFS space status.filesystem carries, nil when there is none.
+func (s *ZNSDatabaseStatus) ZenFSSpace() *ZenFSSpaceStatus {
+	if s.Filesystem == nil {
+		return nil
+	}
+	return s.Filesystem.ZenFS
 }

@@ -40,7 +40,7 @@ const (
 	FlavorMariaDB Flavor = "mariadb"
 )
 
-// FormatPolicy says when the operator may create a ZenFS file system on a zoned device.
+// FormatPolicy says when the operator may make a file system on the database's device.
 // +kubebuilder:validation:Enum=IfNeeded;Never
 type FormatPolicy string
 
@@ -173,12 +173,12 @@ type ZNSDatabaseSpec struct {
 	// +optional
 	Metrics MetricsSpec `json:"metrics,omitempty"`
 
-	// ZenFS controls how the device is formatted: the format policy and the reformat token apply to every device
-	// the operator formats (ZenFS, zoned btrfs and f2fs, and storage.device's ext4 and xfs). Ignored for
+	// Format controls how the device is formatted: the policy and the reformat token mean the same for every file
+	// system the operator makes (zenfs, zoned btrfs and f2fs, and storage.device's ext4 and xfs). Ignored for
 	// storage.volume.
 	// +kubebuilder:default={}
 	// +optional
-	ZenFS ZenFSSpec `json:"zenfs,omitempty"`
+	Format FormatSpec `json:"format,omitempty"`
 
 	// DataVolume is the filesystem volume for the MySQL datadir (data dictionary, binary logs, RocksDB logs)
 	// and the ZenFS aux directory when the data itself is on a zoned device. Ignored for storage.volume, which
@@ -301,30 +301,29 @@ type VolumeSource struct {
 	Size resource.Quantity `json:"size,omitempty"`
 }
 
-// ZenFSSpec controls formatting of the zoned device.
-type ZenFSSpec struct {
-	// FormatPolicy is IfNeeded (format an empty device that holds no ZenFS; keep an existing ZenFS; refuse a
-	// device holding anything else) or Never (the device must already hold ZenFS). Default: IfNeeded.
+// FormatSpec controls how the operator formats the database's device.
+type FormatSpec struct {
+	// Policy is IfNeeded (format an empty device; keep the file system asked for; refuse a device holding
+	// anything else) or Never (the device must already hold the file system). Default: IfNeeded.
 	// +kubebuilder:default=IfNeeded
 	// +optional
-	FormatPolicy FormatPolicy `json:"formatPolicy,omitempty"`
+	Policy FormatPolicy `json:"policy,omitempty"`
 
-	// ReformatToken, when set to a value not applied before, re-formats the device once, DESTROYING ALL DATA
-	// on it; the applied value is recorded (ZenFS: in the aux directory; btrfs, f2fs, ext4 and xfs: hashed in the
-	// file system's label) so that restarts do not format again. Use a fresh value (for example a date) for each
-	// deliberate re-format. It is also the confirmation storage.device.precondition needs. For btrfs, f2fs, ext4
-	// and xfs the format Job runs when the database is created: a new token takes effect when the database is
-	// deleted and created again (its data survives a deletion otherwise).
+	// ReformatToken, when set to a value the file system on the device was not made with, re-formats the device
+	// once, DESTROYING ALL DATA on it. The applied value is recorded with the file system (zenfs: in its aux
+	// directory; btrfs, f2fs, ext4 and xfs: hashed in the label), so that restarts do not format again. Use a
+	// fresh value (for example a date) for each deliberate re-format. It is also the confirmation
+	// storage.device.precondition needs.
 	// +kubebuilder:validation:MaxLength=63
 	// +optional
 	ReformatToken string `json:"reformatToken,omitempty"`
 
-	// FinishThreshold is ZenFS's --finish_threshold in percent: a zone with less free capacity than this is
-	// finished early. Default: 0 (ZenFS's own default).
+	// ZenFSFinishThreshold is ZenFS's --finish_threshold in percent: a zone with less free capacity than this is
+	// finished early. Default: 0 (ZenFS's own default). zenfs only.
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=100
 	// +optional
-	FinishThreshold int32 `json:"finishThreshold,omitempty"`
+	ZenFSFinishThreshold int32 `json:"zenfsFinishThreshold,omitempty"`
 }
 
 // DataVolumeSpec is the filesystem volume for the datadir.
@@ -372,12 +371,8 @@ type ZNSDatabaseStatus struct {
 	// +optional
 	Device *DeviceStatus `json:"device,omitempty"`
 
-	// ZenFS is the state of the ZenFS file system on the device as the last format step saw it, with its space
-	// refreshed while mysqld runs.
-	// +optional
-	ZenFS *ZenFSStatus `json:"zenfs,omitempty"`
-
-	// Filesystem is the zoned btrfs or f2fs, or the ext4 or xfs of storage.device, as the format Job left it.
+	// Filesystem is what the format step found on the device and did with it, for every file system it makes
+	// (zenfs, btrfs, f2fs, ext4, xfs), with ZenFS's own account of its space under it.
 	// +optional
 	Filesystem *FilesystemStatus `json:"filesystem,omitempty"`
 
@@ -394,22 +389,33 @@ type ZNSDatabaseStatus struct {
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
-// FilesystemStatus is the file system the format Job made or found, and what it did with the device.
+// FilesystemStatus is the file system the format step made or found, and what it did with the device.
 type FilesystemStatus struct {
-	// Type is btrfs, f2fs, ext4 or xfs.
+	// Type is the file system asked for: zenfs, btrfs, f2fs, ext4 or xfs.
 	Type string `json:"type"`
-	// UUID of the file system, as blkid reads it.
+	// Found is what the device held before the format step acted: a file system type, zenfs, or empty for none.
+	// +optional
+	Found string `json:"found,omitempty"`
+	// UUID of the file system, as blkid or zenfs ls-uuid reads it.
 	// +optional
 	UUID string `json:"uuid,omitempty"`
-	// Label of the file system; zns-mysql (no token) or zns-<hash> records the reformat token it was made with.
+	// Label of the file system (not zenfs, which has none); zns-mysql (no token) or zns-<hash> records the
+	// reformat token it was made with.
 	// +optional
 	Label string `json:"label,omitempty"`
-	// Action is what the format Job did: format or keep.
+	// Action is what the format step did: format, keep or refuse.
 	// +optional
 	Action string `json:"action,omitempty"`
 	// Reason says why, in words.
 	// +optional
 	Reason string `json:"reason,omitempty"`
+	// ZonesReset is how many written zones a confirmed re-format reset before creating the file system.
+	// +optional
+	ZonesReset int32 `json:"zonesReset,omitempty"`
+	// ZenFS is ZenFS's own account of its space (zenfs df); only for zenfs: the kubelet's volume statistics
+	// show the space of the file systems it mounts.
+	// +optional
+	ZenFS *ZenFSSpaceStatus `json:"zenfs,omitempty"`
 }
 
 // DeviceStatus describes the database's block device: a zoned one, or the conventional one of storage.device
@@ -453,29 +459,15 @@ type DeviceStatus struct {
 	Warnings []string `json:"warnings,omitempty"`
 }
 
-// ZenFSStatus describes the ZenFS file system on a device.
-type ZenFSStatus struct {
-	// Present is true when the device holds a ZenFS file system.
-	Present bool `json:"present"`
-	// LastAction is what the format step did: format, keep or refuse.
+// ZenFSSpaceStatus is the space of a ZenFS file system.
+type ZenFSSpaceStatus struct {
+	// MeasuredAt is when Free, Used and Reclaimable were measured: by the format step, then by the readiness
+	// probe, about once a minute while mysqld runs.
 	// +optional
-	LastAction string `json:"lastAction,omitempty"`
-	// Message explains LastAction.
+	MeasuredAt *metav1.Time `json:"measuredAt,omitempty"`
+	// Error says why the last measurement failed (the figures are then the previous ones).
 	// +optional
-	Message string `json:"message,omitempty"`
-	// UUID of the file system, from zenfs ls-uuid or, when that fails, from the superblock.
-	// +optional
-	UUID string `json:"uuid,omitempty"`
-	// ZonesReset is how many written zones a confirmed re-format reset before creating the file system.
-	// +optional
-	ZonesReset int32 `json:"zonesReset,omitempty"`
-	// SpaceUpdatedAt is when Free, Used and Reclaimable were measured: by the format step when the pod
-	// started, then by the readiness probe, about once a minute while mysqld runs.
-	// +optional
-	SpaceUpdatedAt *metav1.Time `json:"spaceUpdatedAt,omitempty"`
-	// SpaceError says why the last measurement failed (the figures are then the previous ones).
-	// +optional
-	SpaceError string `json:"spaceError,omitempty"`
+	Error string `json:"error,omitempty"`
 	// Free space in the file system.
 	// +optional
 	Free *resource.Quantity `json:"free,omitempty"`

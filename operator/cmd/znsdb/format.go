@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/zns-mysql/zns-mysql/operator/internal/dbinit"
+	"github.com/zns-mysql/zns-mysql/operator/internal/fsformat"
 	"github.com/zns-mysql/zns-mysql/operator/internal/precondition"
-	"github.com/zns-mysql/zns-mysql/operator/internal/zbd"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zenfs"
 )
 
@@ -35,7 +35,7 @@ func formatCmd(ctx context.Context, args []string, d deps) int {
 	fs := flag.NewFlagSet("format", flag.ContinueOnError)
 	f.register(fs)
 	fs.StringVar(&f.auxPath, "aux-path", "", "ZenFS aux directory for LOCK and LOG files, one per device (required for zenfs)")
-	fs.StringVar(&f.policy, "policy", string(dbinit.PolicyIfNeeded), "format policy: IfNeeded or Never")
+	fs.StringVar(&f.policy, "policy", string(fsformat.PolicyIfNeeded), "format policy: IfNeeded or Never")
 	fs.StringVar(&f.tokenFile, "reformat-token-file", "",
 		"file holding the reformat token (default: the "+tokenEnv+" environment variable)")
 	fs.IntVar(&f.finishThreshold, "finish-threshold", 10, "zenfs mkfs --finish_threshold, in percent")
@@ -45,86 +45,98 @@ func formatCmd(ctx context.Context, args []string, d deps) int {
 	if code, ok := parseFlags(fs, args, d); !ok {
 		return code
 	}
-	if _, conventional := f.conventionalFS(); conventional {
-		return finish(formatConventional(ctx, f, d), f.terminationLog, d)
-	}
-	if f.plan.Enabled {
-		// Only a conventional device has an FTL to precondition, and only it takes writes anywhere.
-		return finish(dbinit.Report{Error: "--precondition is for a conventional device (--filesystem ext4 or xfs): " +
-			"a zoned device has no FTL to precondition"}, f.terminationLog, d)
-	}
-	if _, zoned, _ := f.zonedFS(); zoned {
-		return finish(formatZonedFS(ctx, f, d), f.terminationLog, d)
-	}
 	return finish(format(ctx, f, d), f.terminationLog, d)
 }
 
-// format runs preflight, finds out what the device holds, applies the
-// format policy and reports the resulting ZenFS space. Nothing on the device
-// or in the aux directory changes before the device is known to be free
-// (opened exclusively) and the policy allows it; a failed mkfs leaves the aux
-// directory as it was.
+// format is the one format pipeline, for every file system: judge the device, hold it and find out what it
+// holds (the backend's own detection), apply fsformat.Decide, and only then write: reset the zones or
+// precondition when a new token confirmed it, make the file system, and check the result. Nothing on the device
+// (or in ZenFS's aux directory) changes before the device is known to be free and the rule allows it.
 func format(ctx context.Context, f formatFlags, d deps) dbinit.Report {
-	policy, token, err := f.settings(d.getenv)
+	b, policy, token, err := f.settings(d.getenv)
 	if err != nil {
 		return dbinit.Report{Error: err.Error()}
 	}
-	r, zones := preflight(f.deviceFlags, d.devices)
-	if zones == nil {
+	if f.plan.Enabled && b.Zoned() {
+		// Only a conventional device has an FTL to precondition, and only it takes writes anywhere.
+		return dbinit.Report{Error: "--precondition is for a conventional device (--filesystem ext4 or xfs): " +
+			"a zoned device has no FTL to precondition"}
+	}
+	var sight *sighting
+	var r dbinit.Report
+	if b.Zoned() {
+		r, sight = f.observeZoned(ctx, b, token, d)
+	} else {
+		r, sight = f.observeConventional(ctx, b, d)
+	}
+	if sight == nil {
 		return r
 	}
-	if note, err := dbinit.RecoverAux(f.auxPath); err != nil {
-		r.Error = fmt.Sprintf("checking the aux directory %s: %v", f.auxPath, err)
-		return r
-	} else if note != "" {
-		fmt.Fprintf(d.stderr, "znsdb: %s\n", note)
-	}
-	state, meta, busy, err := f.detect(ctx, zones, d)
-	r.ZenFS = state
-	switch {
-	case busy != nil:
-		r.Problems = append(r.Problems, *busy)
-		return r
-	case err != nil:
-		r.Error = err.Error()
-		return r
-	}
-	recorded, err := dbinit.ReadToken(f.auxPath)
-	if err != nil {
-		r.Error = fmt.Sprintf("reading the recorded reformat token: %v", err)
-		return r
-	}
-	dec := dbinit.Decide(dbinit.DecisionInput{
-		Policy: policy, RequestedToken: token, RecordedToken: recorded,
-		HasZenFS: state.Present, Empty: zbd.IsEmpty(zones), ForeignMeta: meta.Unsafe(),
-	})
+	defer sight.release()
+	state := r.Filesystem
+	dec := fsformat.Decide(fsformat.Input{Want: b, Policy: policy, Token: token, Found: sight.found,
+		Precondition: f.plan.Enabled})
 	state.Action, state.Reason = dec.Action, dec.Reason
+	if dec.NotPreconditioned != "" {
+		r.Precondition = &dbinit.PreconditionState{Note: dec.NotPreconditioned, RoundsAsked: f.plan.Rounds}
+	}
 	switch dec.Action {
-	case dbinit.ActionRefuse:
-		if meta.Unsafe() {
-			state.Reason += "; " + foreignNote(meta, f.device)
+	case fsformat.ActionRefuse:
+		if sight.meta.Unsafe() {
+			state.Reason += "; " + foreignNote(sight.meta, f.device)
 		}
 		return r
-	case dbinit.ActionFormat:
-		if dec.Force {
-			// Confirmed by a new token: the old bytes go now, so that data
-			// zenfs cannot parse (it aborts on some) does not stop mkfs.
-			var ok bool
-			if state.ZonesReset, ok = f.resetZonesInto(&r, zones, d); !ok {
-				return r
-			}
+	case fsformat.ActionKeep:
+		if isZenFS(b) {
+			f.measureSpace(ctx, &r, d)
 		}
-		if err := f.mkfs(ctx, dec.Force, token, d); err != nil {
-			setError(&r, err)
+		return r
+	}
+	if f.driveDir != "" {
+		awaitDrive(ctx, f.driveDir, d)
+	}
+	force := dec.Force
+	switch {
+	case dec.Precondition:
+		s, err := runPrecondition(ctx, f.plan, f.devPath(), sight.capacity, d)
+		r.Precondition = &s
+		if err != nil {
+			r.Error = "the device was not formatted: " + s.Note
 			return r
 		}
-		state.Present = true
-		state.UUID = f.uuid(ctx, d)
+		// fio's data is on the device now; mkfs must not ask about it.
+		force = true
+	case force && b.Zoned():
+		// Confirmed by a new token. Resetting first also removes a ZenFS (which blkid, and so mkfs, does not
+		// see), data zenfs cannot parse (it aborts on some), and old zone contents that would otherwise outlive
+		// the format in zones it does not touch.
+		var ok bool
+		if state.ZonesReset, ok = f.resetZonesInto(&r, sight.zones, d); !ok {
+			return r
+		}
 	}
-	if err := f.df(ctx, state, d); err != nil {
-		setError(&r, err)
-	}
+	sight.release()
+	f.make(ctx, b, token, force, &r, d)
 	return r
+}
+
+// make runs the backend's mkfs and records the new file system in the report.
+func (f formatFlags) make(ctx context.Context, b fsformat.Backend, token string, force bool, r *dbinit.Report, d deps) {
+	if labelled, ok := b.(fsformat.Labelled); ok {
+		r.Error = f.makeLabelled(ctx, labelled, token, force, r.Filesystem, d)
+		return
+	}
+	if err := f.mkfsZenFS(ctx, force, token, d); err != nil {
+		setError(r, err)
+		return
+	}
+	r.Filesystem.UUID = f.uuid(ctx, d)
+	f.measureSpace(ctx, r, d)
+}
+
+func isZenFS(b fsformat.Backend) bool {
+	_, ok := b.(fsformat.ZenFS)
+	return ok
 }
 
 // setError records err in the report, with its reason when zenfs's failure
@@ -137,30 +149,28 @@ func setError(r *dbinit.Report, err error) {
 	}
 }
 
-func (f formatFlags) settings(getenv func(string) string) (dbinit.Policy, string, error) {
-	_, zoned, err := f.zonedFS()
+func (f formatFlags) settings(getenv func(string) string) (fsformat.Backend, fsformat.Policy, string, error) {
+	b, err := fsformat.ForName(f.filesystem)
 	if err != nil {
-		return "", "", err
+		return nil, "", "", err
 	}
-	_, conventional := f.conventionalFS()
-	zenFS := !zoned && !conventional
-	if f.device == "" || (zenFS && f.auxPath == "") {
-		return "", "", errors.New("format needs --device and --aux-path (--aux-path only for zenfs)")
+	if f.device == "" || (isZenFS(b) && f.auxPath == "") {
+		return nil, "", "", errors.New("format needs --device and --aux-path (--aux-path only for zenfs)")
 	}
-	policy, err := dbinit.ParsePolicy(f.policy)
+	policy, err := fsformat.ParsePolicy(f.policy)
 	if err != nil {
-		return "", "", err
+		return nil, "", "", err
 	}
 	if err := f.plan.Validate(); err != nil {
-		return "", "", err
+		return nil, "", "", err
 	}
-	if zenFS {
+	if isZenFS(b) {
 		if err := zenfs.ValidateAuxPath(f.auxPath); err != nil {
-			return "", "", err
+			return nil, "", "", err
 		}
 	}
 	if f.finishThreshold < 0 || f.finishThreshold > 100 {
-		return "", "", fmt.Errorf("--finish-threshold %d is not a percentage", f.finishThreshold)
+		return nil, "", "", fmt.Errorf("--finish-threshold %d is not a percentage", f.finishThreshold)
 	}
 	token := getenv(tokenEnv)
 	if f.tokenFile != "" {
@@ -169,13 +179,13 @@ func (f formatFlags) settings(getenv func(string) string) (dbinit.Policy, string
 		case errors.Is(err, os.ErrNotExist):
 			token = "" // an absent optional file (e.g. an unset key) means no token
 		case err != nil:
-			return "", "", fmt.Errorf("reading the reformat token: %w", err)
+			return nil, "", "", fmt.Errorf("reading the reformat token: %w", err)
 		default:
 			token = strings.TrimSuffix(string(b), "\n")
 		}
 	}
-	if err := dbinit.ValidateToken(token); err != nil {
-		return "", "", err
+	if err := fsformat.ValidateToken(token); err != nil {
+		return nil, "", "", err
 	}
-	return policy, token, nil
+	return b, policy, token, nil
 }

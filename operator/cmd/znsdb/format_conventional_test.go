@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zns-mysql/zns-mysql/operator/internal/dbinit"
 	"github.com/zns-mysql/zns-mysql/operator/internal/drivereport"
+	"github.com/zns-mysql/zns-mysql/operator/internal/fsformat"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zbd"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zonedfs"
 )
@@ -126,10 +126,10 @@ func TestConventionalEmptyDeviceWithoutTokenIsNotPreconditioned(t *testing.T) {
 		t.Errorf("commands:\n%s\nwant:\n%s", got, want)
 	}
 	fs, p := res.report.Filesystem, res.report.Precondition
-	if fs == nil || fs.Action != dbinit.ActionFormat || fs.Label != "zns-mysql" || fs.UUID != "made-by-mkfs" {
+	if fs == nil || fs.Action != fsformat.ActionFormat || fs.Label != "zns-mysql" || fs.UUID != "made-by-mkfs" {
 		t.Errorf("filesystem %+v", fs)
 	}
-	if p == nil || p.Complete || p.Note != zonedfs.NoTokenNoPrecondition || len(p.Passes) != 0 {
+	if p == nil || p.Complete || p.Note != fsformat.NoTokenNoPrecondition || len(p.Passes) != 0 {
 		t.Errorf("precondition %+v; want the note that it needs a new token", p)
 	}
 }
@@ -169,7 +169,7 @@ func TestConventionalPreconditionThenFormat(t *testing.T) {
 		p.Passes[0].Bytes != convBytes || p.Passes[0].MBps != 1999.5 || p.StartedAt.IsZero() {
 		t.Errorf("precondition %+v", p)
 	}
-	if fs := res.report.Filesystem; fs.Action != dbinit.ActionFormat || fs.Label != zonedfs.Label("2026-11-27") {
+	if fs := res.report.Filesystem; fs.Action != fsformat.ActionFormat || fs.Label != zonedfs.Label("2026-11-27") {
 		t.Errorf("filesystem %+v", fs)
 	}
 	for _, line := range []string{"pass 1/2 done: 1073741824 bytes", "round 4/4 done: 990.0 write IOPS", "complete: wrote"} {
@@ -181,7 +181,7 @@ func TestConventionalPreconditionThenFormat(t *testing.T) {
 	// Started again with the same token (the pod restarted after the Job): kept, nothing written.
 	m.calls = nil
 	again := runZnsdb(t, m, m.devs, map[string]string{tokenEnv: "2026-11-27"}, convArgs(sys, preconditionFlags...)...)
-	if again.code != exitOK || again.report.Filesystem.Action != dbinit.ActionKeep || again.report.Precondition != nil ||
+	if again.code != exitOK || again.report.Filesystem.Action != fsformat.ActionKeep || again.report.Precondition != nil ||
 		len(m.calls) != 1 {
 		t.Errorf("second start: exit %d, %+v, %+v, commands %q", again.code, again.report.Filesystem, again.report.Precondition, m.calls)
 	}
@@ -236,7 +236,7 @@ func TestConventionalRefusesWhatIsNotItsOwn(t *testing.T) {
 		m := &machine{t: t, devs: devs, found: c.found}
 		res := runZnsdb(t, m, devs, nil, convArgs(sys, "--precondition")...)
 		fs := res.report.Filesystem
-		if res.code != exitRefused || fs == nil || fs.Action != dbinit.ActionRefuse || !strings.Contains(fs.Reason, c.says) {
+		if res.code != exitRefused || fs == nil || fs.Action != fsformat.ActionRefuse || !strings.Contains(fs.Reason, c.says) {
 			t.Errorf("%s: exit %d, %+v", name, res.code, fs)
 		}
 		if len(m.calls) != 1 || res.report.Precondition != nil {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/zns-mysql/zns-mysql/operator/internal/dbinit"
+	"github.com/zns-mysql/zns-mysql/operator/internal/fsformat"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zbd"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zenfs"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zenfs/zenfscapture"
@@ -47,13 +47,13 @@ func TestGarbageMetaZoneNotHandedToZenFS(t *testing.T) {
 			r := zenfsFake(t, false, replay(t, "followup/B-garbage/03-df"))
 			r.replies["ls-uuid"] = replay(t, stem+"-ls-uuid")
 			res := runZnsdb(t, r, devs, nil, formatArgs(t.TempDir())...)
-			if res.code != exitRefused || len(r.calls) != 0 || devs.resets != 0 {
+			if res.code != exitRefused || len(r.zenfsCalls()) != 0 || devs.resets != 0 {
 				t.Fatalf("exit %d, resets %d, zenfs ran:\n%s", res.code, devs.resets, r.argv())
 			}
-			z := res.report.ZenFS
+			z := res.report.Filesystem
 			for _, want := range []string{"not ZenFS", "reformatToken", "sector 0", "blkzone reset -o 0 -c 1 /dev/nullb0",
 				fmt.Sprintf("%#08x", binary.LittleEndian.Uint32(block[4:8]))} {
-				if z == nil || z.Action != dbinit.ActionRefuse || z.Present || !strings.Contains(z.Reason, want) {
+				if z == nil || z.Action != fsformat.ActionRefuse || z.Found == "zenfs" || !strings.Contains(z.Reason, want) {
 					t.Errorf("zenfs state %+v lacks %q", z, want)
 				}
 			}
@@ -73,8 +73,8 @@ func TestGarbageBesideLiveZenFSRefused(t *testing.T) {
 		write(0, recordedGarbage(t)["followup/B-garbage/10-random1"])
 	r := zenfsFake(t, true, usedDf(t))
 	res := runZnsdb(t, r, devs, nil, formatArgs(t.TempDir())...)
-	z := res.report.ZenFS
-	if res.code != exitRefused || len(r.calls) != 0 || z.Action != dbinit.ActionRefuse || !z.Present || z.UUID != uuid ||
+	z := res.report.Filesystem
+	if res.code != exitRefused || len(r.zenfsCalls()) != 0 || z.Action != fsformat.ActionRefuse || z.Found != "zenfs" || z.UUID != uuid ||
 		!strings.Contains(z.Reason, "device holds ZenFS, but") || !strings.Contains(z.Reason, "0x80355bdd") {
 		t.Fatalf("exit %d, zenfs %+v, commands:\n%s", res.code, z, r.argv())
 	}
@@ -85,8 +85,8 @@ func TestGarbageBesideLiveZenFSRefused(t *testing.T) {
 		}
 	}}
 	res = runZnsdb(t, r, devs, map[string]string{tokenEnv: "clear-it"}, formatArgs(t.TempDir())...)
-	if res.code != exitOK || res.report.ZenFS.ZonesReset != 2 || !strings.Contains(r.argv(), "mkfs --zbd=nullb0") {
-		t.Errorf("exit %d, zenfs %+v, commands:\n%s", res.code, res.report.ZenFS, r.argv())
+	if res.code != exitOK || res.report.Filesystem.ZonesReset != 2 || !strings.Contains(r.argv(), "mkfs --zbd=nullb0") {
+		t.Errorf("exit %d, zenfs %+v, commands:\n%s", res.code, res.report.Filesystem, r.argv())
 	}
 }
 
@@ -109,14 +109,14 @@ func TestBusyReportKeepsZenFS(t *testing.T) {
 	r.replies["ls-uuid"] = listed
 	aux, want := auxWithOldFS(t)
 	res := runZnsdb(t, r, devs, map[string]string{tokenEnv: "t2"}, formatArgs(aux)...)
-	if res.code != exitRefused || len(r.calls) != 0 || devs.resets != 0 || devs.shared != 1 {
+	if res.code != exitRefused || len(r.zenfsCalls()) != 0 || devs.resets != 0 || devs.shared != 1 {
 		t.Fatalf("exit %d, resets %d, shared reads %d, commands:\n%s", res.code, devs.resets, devs.shared, r.argv())
 	}
 	if len(res.report.Problems) != 1 || res.report.Problems[0].Code != zbd.CodeDeviceBusy {
 		t.Errorf("problems %+v, want DeviceBusy", res.report.Problems)
 	}
-	z := res.report.ZenFS
-	if z == nil || !z.Present || z.UUID != uuid || z.Action != "" || !strings.Contains(z.Reason, "busy") ||
+	z := res.report.Filesystem
+	if z == nil || z.Found != "zenfs" || z.UUID != uuid || z.Action != "" || !strings.Contains(z.Reason, "busy") ||
 		!strings.Contains(z.Reason, "holds ZenFS "+uuid) {
 		t.Errorf("zenfs state %+v, want present with UUID %s and the device busy", z, uuid)
 	}
@@ -126,7 +126,7 @@ func TestBusyReportKeepsZenFS(t *testing.T) {
 	// When even the plain read fails, nothing is claimed either way.
 	devs.sharedErr = errors.New("permission denied")
 	res = runZnsdb(t, r, devs, nil, formatArgs(aux)...)
-	if z := res.report.ZenFS; z == nil || z.Present || !strings.Contains(z.Reason, "permission denied") {
+	if z := res.report.Filesystem; z == nil || z.Found == "zenfs" || !strings.Contains(z.Reason, "permission denied") {
 		t.Errorf("zenfs state %+v", z)
 	}
 }

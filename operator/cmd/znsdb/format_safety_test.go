@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/zns-mysql/zns-mysql/operator/internal/dbinit"
+	"github.com/zns-mysql/zns-mysql/operator/internal/fsformat"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zbd"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zenfs"
 )
@@ -91,7 +92,7 @@ func TestMkfsFailureKeepsAuxDir(t *testing.T) {
 			if strings.Contains(r.argv(), "df --zbd") {
 				t.Errorf("df ran after a failed mkfs:\n%s", r.argv())
 			}
-			if z := res.report.ZenFS; z == nil || z.Action != dbinit.ActionFormat {
+			if z := res.report.Filesystem; z == nil || z.Action != fsformat.ActionFormat {
 				t.Errorf("zenfs state %+v", z)
 			}
 		})
@@ -113,7 +114,7 @@ func TestFormatBusyDevice(t *testing.T) {
 		!strings.Contains(res.report.Problems[0].Message, "/dev/nullb0 is busy") {
 		t.Errorf("problems %+v, want one DeviceBusy", res.report.Problems)
 	}
-	if len(r.calls) != 0 || devs.resets != 0 {
+	if len(r.zenfsCalls()) != 0 || devs.resets != 0 {
 		t.Errorf("commands %q, resets %d; want none", r.argv(), devs.resets)
 	}
 	if got := dirFiles(t, aux); !cmp.Equal(got, want) {
@@ -151,8 +152,8 @@ func TestFormatRecoversInterruptedSwap(t *testing.T) {
 	// The crash: mkfs never ran. The same token again must not format.
 	r := zenfsFake(t, true, usedDf(t))
 	res := runZnsdb(t, r, nullb0().write(0, realSuperblock(t)), map[string]string{tokenEnv: "t1"}, formatArgs(aux)...)
-	if res.code != exitOK || res.report.ZenFS.Action != dbinit.ActionKeep {
-		t.Fatalf("exit %d, zenfs %+v, stderr %s", res.code, res.report.ZenFS, res.stderr)
+	if res.code != exitOK || res.report.Filesystem.Action != fsformat.ActionKeep {
+		t.Fatalf("exit %d, zenfs %+v, stderr %s", res.code, res.report.Filesystem, res.stderr)
 	}
 	if got := dirFiles(t, aux); !cmp.Equal(got, want) {
 		t.Errorf("aux dir %v, want %v", got, want)

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/zns-mysql/zns-mysql/operator/internal/dbinit"
+	"github.com/zns-mysql/zns-mysql/operator/internal/fsformat"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zbd"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zenfs"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zenfs/zenfscapture"
@@ -78,8 +79,8 @@ func TestFormatEmptyDevice(t *testing.T) {
 	if got := r.argv(); got != want {
 		t.Errorf("commands:\n%s\nwant:\n%s", got, want)
 	}
-	z := res.report.ZenFS
-	if z == nil || !z.Present || z.UUID != uuid || z.Action != dbinit.ActionFormat || *z.FreeBytes != 3904<<20 || *z.UsedBytes != 0 {
+	z := res.report.Filesystem
+	if z == nil || !z.Present() || z.UUID != uuid || z.Action != fsformat.ActionFormat || z.Space == nil || z.Space.FreeBytes != 3904<<20 || z.Space.UsedBytes != 0 {
 		t.Errorf("zenfs state %+v", z)
 	}
 	if devs.opened != 1 || devs.closed != 1 {
@@ -114,9 +115,9 @@ func TestExistingZenFSKeptWithoutNewToken(t *testing.T) {
 			if got, want := r.argv(), "/opt/zenfs ls-uuid\n/opt/zenfs df --zbd=nullb0"; got != want {
 				t.Errorf("commands:\n%s\nwant:\n%s", got, want)
 			}
-			z := res.report.ZenFS
-			if z.Action != dbinit.ActionKeep || !z.Present || z.UUID != uuid || *z.UsedBytes != 124<<20 ||
-				*z.ReclaimableBytes != 35<<20 || *z.SpaceAmplificationPercent != 28 {
+			z := res.report.Filesystem
+			if z.Action != fsformat.ActionKeep || !z.Present() || z.UUID != uuid || z.Space == nil || z.Space.UsedBytes != 124<<20 ||
+				z.Space.ReclaimableBytes != 35<<20 || z.Space.SpaceAmplificationPercent != 28 {
 				t.Errorf("zenfs state %+v", z)
 			}
 		})
@@ -141,11 +142,11 @@ func TestZenFSFoundByEitherDetector(t *testing.T) {
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
 			res := runZnsdb(t, tt.runner, tt.devs, nil, formatArgs(t.TempDir())...)
-			if res.code != exitOK || res.report.ZenFS.Action != dbinit.ActionKeep || !res.report.ZenFS.Present {
-				t.Fatalf("exit %d, report %+v, stderr %s", res.code, res.report.ZenFS, res.stderr)
+			if res.code != exitOK || res.report.Filesystem.Action != fsformat.ActionKeep || !res.report.Filesystem.Present() {
+				t.Fatalf("exit %d, report %+v, stderr %s", res.code, res.report.Filesystem, res.stderr)
 			}
-			if res.report.ZenFS.UUID != uuid {
-				t.Errorf("UUID %q, want %s", res.report.ZenFS.UUID, uuid)
+			if res.report.Filesystem.UUID != uuid {
+				t.Errorf("UUID %q, want %s", res.report.Filesystem.UUID, uuid)
 			}
 			if strings.Contains(tt.runner.argv(), "mkfs") || tt.devs.resets != 0 {
 				t.Error("mkfs ran or zones were reset")
@@ -164,7 +165,7 @@ func TestLsUUIDAbortFallsBackToSuperblock(t *testing.T) {
 	if res.code != exitOK {
 		t.Fatalf("exit %d, stderr %s", res.code, res.stderr)
 	}
-	if z := res.report.ZenFS; z.UUID != uuid || z.Action != dbinit.ActionKeep || !z.Present {
+	if z := res.report.Filesystem; z.UUID != uuid || z.Action != fsformat.ActionKeep || !z.Present() {
 		t.Errorf("zenfs state %+v, want the superblock's UUID %s", z, uuid)
 	}
 	if !strings.Contains(res.stderr, "zenfs ls-uuid failed") || !strings.Contains(res.stderr, "std::bad_alloc") {
@@ -180,8 +181,8 @@ func TestFormatUUIDFromNewSuperblock(t *testing.T) {
 	devs := nullb0()
 	r.before = map[string]func(){"mkfs": func() { devs.write(0, realSuperblock(t)) }}
 	res := runZnsdb(t, r, devs, nil, formatArgs(t.TempDir())...)
-	if res.code != exitOK || res.report.ZenFS.UUID != uuid || res.report.ZenFS.Action != dbinit.ActionFormat {
-		t.Errorf("exit %d, zenfs %+v, stderr %s", res.code, res.report.ZenFS, res.stderr)
+	if res.code != exitOK || res.report.Filesystem.UUID != uuid || res.report.Filesystem.Action != fsformat.ActionFormat {
+		t.Errorf("exit %d, zenfs %+v, stderr %s", res.code, res.report.Filesystem, res.stderr)
 	}
 }
 
@@ -221,7 +222,7 @@ func TestReformatWithNewToken(t *testing.T) {
 	if _, err := os.Stat(dbinit.StashPath(aux)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the previous aux dir was not removed: %v", err)
 	}
-	if z := res.report.ZenFS; z.Action != dbinit.ActionFormat || !strings.Contains(z.Reason, "existing ZenFS") || z.ZonesReset != 2 {
+	if z := res.report.Filesystem; z.Action != fsformat.ActionFormat || !strings.Contains(z.Reason, "a ZenFS file system was made with; formatting replaces it") || z.ZonesReset != 2 {
 		t.Errorf("zenfs state %+v", z)
 	}
 }
@@ -238,7 +239,7 @@ func TestForeignDataRefused(t *testing.T) {
 	if res.code != exitRefused {
 		t.Fatalf("exit %d", res.code)
 	}
-	if z := res.report.ZenFS; z.Action != dbinit.ActionRefuse || z.Present || !strings.Contains(z.Reason, "reformatToken") {
+	if z := res.report.Filesystem; z.Action != fsformat.ActionRefuse || z.Found == "zenfs" || !strings.Contains(z.Reason, "reformatToken") {
 		t.Errorf("zenfs state %+v", z)
 	}
 	// zenfs is not run on it at all (see format_garbage_test.go).
@@ -257,30 +258,30 @@ func TestForeignDataRefused(t *testing.T) {
 		}
 	}}
 	res = runZnsdb(t, r, devs, map[string]string{tokenEnv: "wipe-it"}, formatArgs(t.TempDir())...)
-	if res.code != exitOK || !strings.Contains(r.argv(), " --force") || res.report.ZenFS.ZonesReset != 1 {
-		t.Errorf("exit %d, zenfs %+v, commands:\n%s", res.code, res.report.ZenFS, r.argv())
+	if res.code != exitOK || !strings.Contains(r.argv(), " --force") || res.report.Filesystem.ZonesReset != 1 {
+		t.Errorf("exit %d, zenfs %+v, commands:\n%s", res.code, res.report.Filesystem, r.argv())
 	}
 }
 
 func TestNeverPolicy(t *testing.T) {
 	r := zenfsFake(t, false, freshDf(t))
 	res := runZnsdb(t, r, nullb0(), nil, formatArgs(t.TempDir(), "--policy", "Never")...)
-	if res.code != exitRefused || res.report.ZenFS.Action != dbinit.ActionRefuse ||
-		!strings.Contains(res.report.ZenFS.Reason, "formatPolicy is Never") {
-		t.Errorf("empty device: exit %d, %+v", res.code, res.report.ZenFS)
+	if res.code != exitRefused || res.report.Filesystem.Action != fsformat.ActionRefuse ||
+		!strings.Contains(res.report.Filesystem.Reason, "format.policy is Never") {
+		t.Errorf("empty device: exit %d, %+v", res.code, res.report.Filesystem)
 	}
 	r = zenfsFake(t, true, usedDf(t))
 	devs := nullb0().write(0, realSuperblock(t))
 	res = runZnsdb(t, r, devs, map[string]string{tokenEnv: "new"}, formatArgs(t.TempDir(), "--policy", "Never")...)
-	if res.code != exitOK || res.report.ZenFS.Action != dbinit.ActionKeep || strings.Contains(r.argv(), "mkfs") || devs.resets != 0 {
-		t.Errorf("ZenFS with a token: exit %d, %+v, commands:\n%s", res.code, res.report.ZenFS, r.argv())
+	if res.code != exitOK || res.report.Filesystem.Action != fsformat.ActionKeep || strings.Contains(r.argv(), "mkfs") || devs.resets != 0 {
+		t.Errorf("ZenFS with a token: exit %d, %+v, commands:\n%s", res.code, res.report.Filesystem, r.argv())
 	}
 }
 
 func TestDfFailure(t *testing.T) {
 	r := zenfsFake(t, true, replay(t, "followup/B-garbage/03-df"))
 	res := runZnsdb(t, r, nullb0().write(0, realSuperblock(t)), nil, formatArgs(t.TempDir())...)
-	if res.code != exitRefused || !strings.Contains(res.report.Error, "zenfs df failed") || res.report.ZenFS.FreeBytes != nil ||
+	if res.code != exitRefused || !strings.Contains(res.report.Error, "zenfs df failed") || res.report.Filesystem.Space != nil ||
 		res.report.ErrorReason != string(zenfs.ReasonAborted) {
 		t.Errorf("exit %d, report %+v", res.code, res.report)
 	}
@@ -290,10 +291,10 @@ func TestFormatStopsAtPreflight(t *testing.T) {
 	r := zenfsFake(t, false, freshDf(t))
 	devs := zonedDevice("nvme0n2", 32, 128<<20)
 	res := runZnsdb(t, r, devs, nil, "format", "--device", "nvme0n2", "--sys-block", sysBlock, "--aux-path", "/aux/nvme0n2")
-	if res.code != exitRefused || res.report.Problems[0].Code != zbd.CodeWrongScheduler || res.report.ZenFS != nil {
+	if res.code != exitRefused || res.report.Problems[0].Code != zbd.CodeWrongScheduler || res.report.Filesystem != nil {
 		t.Errorf("exit %d, report %+v", res.code, res.report)
 	}
-	if len(r.calls) != 0 || devs.opened != 0 {
+	if len(r.zenfsCalls()) != 0 || devs.opened != 0 {
 		t.Errorf("commands ran or device opened: %q, %d", r.calls, devs.opened)
 	}
 }
@@ -328,7 +329,7 @@ func TestFormatSettings(t *testing.T) {
 			if res.code != exitRefused || !strings.Contains(res.report.Error, tt.want) {
 				t.Errorf("exit %d, error %q, want it to mention %q", res.code, res.report.Error, tt.want)
 			}
-			if len(r.calls) != 0 {
+			if len(r.zenfsCalls()) != 0 {
 				t.Errorf("commands ran: %q", r.calls)
 			}
 		})
@@ -340,7 +341,26 @@ func TestMissingTokenFile(t *testing.T) {
 	r := zenfsFake(t, true, usedDf(t))
 	res := runZnsdb(t, r, nullb0().write(0, realSuperblock(t)), nil,
 		formatArgs(t.TempDir(), "--reformat-token-file", filepath.Join(t.TempDir(), "absent"))...)
-	if res.code != exitOK || res.report.ZenFS.Action != dbinit.ActionKeep {
-		t.Errorf("exit %d, %+v", res.code, res.report.ZenFS)
+	if res.code != exitOK || res.report.Filesystem.Action != fsformat.ActionKeep {
+		t.Errorf("exit %d, %+v", res.code, res.report.Filesystem)
+	}
+}
+
+// ZenFS asks blkid too: a zoned btrfs where ZenFS is wanted is refused by name, and nothing runs zenfs mkfs.
+func TestZenFSWantedOverBtrfsRefusedByName(t *testing.T) {
+	devs := nullb0().write(0, []byte("btrfs superblock log"))
+	r := zenfsFake(t, false, freshDf(t))
+	r.replies["-p"] = blkidFound(t, "btrfs", "zns-mysql")
+	res := runZnsdb(t, r, devs, nil, formatArgs(t.TempDir())...)
+	fs := res.report.Filesystem
+	if res.code != exitRefused || fs == nil || fs.Action != fsformat.ActionRefuse || fs.Found != "btrfs" ||
+		!strings.Contains(fs.Reason, `device holds btrfs (label "zns-mysql")`) {
+		t.Fatalf("exit %d, filesystem %+v", res.code, fs)
+	}
+	if strings.Contains(r.argv(), "mkfs") || devs.resets != 0 {
+		t.Errorf("wrote to the device: resets %d, commands:\n%s", devs.resets, r.argv())
+	}
+	if !strings.Contains(r.allArgv(), "blkid -p -o export /dev/nullb0") {
+		t.Errorf("blkid not asked:\n%s", r.allArgv())
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zns-mysql/zns-mysql/operator/internal/dbinit"
+	"github.com/zns-mysql/zns-mysql/operator/internal/fsformat"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zbd"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zonedfs"
 )
@@ -50,22 +50,22 @@ func TestZonedBtrfsFormatsAnEmptyDeviceAndKeepsItsOwn(t *testing.T) {
 	want := "blkid -p -o export /dev/nullb0\n" +
 		"mkfs.btrfs -O zoned -d single -m single -L zns-mysql /dev/nullb0\n" +
 		"blkid -p -o export /dev/nullb0"
-	if got := r.argv(); got != want {
+	if got := r.allArgv(); got != want {
 		t.Errorf("commands:\n%s\nwant:\n%s", got, want)
 	}
 	fs := res.report.Filesystem
-	if fs == nil || fs.Action != dbinit.ActionFormat || fs.Type != "btrfs" || fs.UUID == "" || fs.Label != "zns-mysql" {
+	if fs == nil || fs.Action != fsformat.ActionFormat || fs.Type != "btrfs" || fs.UUID == "" || fs.Label != "zns-mysql" {
 		t.Fatalf("filesystem state %+v", fs)
 	}
-	if res.report.ZenFS != nil || devs.resets != 0 {
-		t.Errorf("zenfs state %+v, resets %d: want none", res.report.ZenFS, devs.resets)
+	if fs.Space != nil || fs.Found != "" || devs.resets != 0 {
+		t.Errorf("space %+v, found %q, resets %d: want none", fs.Space, fs.Found, devs.resets)
 	}
 
 	// The next start finds it and keeps it: no mkfs.
 	r.calls = nil
 	again := runZnsdb(t, r, devs, nil, zonedFSArgs("btrfs")...)
-	if again.code != exitOK || again.report.Filesystem.Action != dbinit.ActionKeep || strings.Contains(r.argv(), "mkfs") {
-		t.Errorf("second start: exit %d, %+v, commands %s", again.code, again.report.Filesystem, r.argv())
+	if again.code != exitOK || again.report.Filesystem.Action != fsformat.ActionKeep || strings.Contains(r.allArgv(), "mkfs") {
+		t.Errorf("second start: exit %d, %+v, commands %s", again.code, again.report.Filesystem, r.allArgv())
 	}
 }
 
@@ -86,11 +86,11 @@ func TestZonedFSRefusesWhatIsNotItsOwn(t *testing.T) {
 		r := &fakeRunner{replies: map[string]reply{"-p": c.probe(t), "-O": {}}}
 		res := runZnsdb(t, r, c.devs, nil, zonedFSArgs("btrfs")...)
 		fs := res.report.Filesystem
-		if res.code != exitRefused || fs == nil || fs.Action != dbinit.ActionRefuse || !strings.Contains(fs.Reason, c.says) {
+		if res.code != exitRefused || fs == nil || fs.Action != fsformat.ActionRefuse || !strings.Contains(fs.Reason, c.says) {
 			t.Errorf("%s: exit %d, %+v", name, res.code, fs)
 		}
-		if strings.Contains(r.argv(), "mkfs") || c.devs.resets != 0 {
-			t.Errorf("%s: formatted or reset without confirmation: %s (resets %d)", name, r.argv(), c.devs.resets)
+		if strings.Contains(r.allArgv(), "mkfs") || c.devs.resets != 0 {
+			t.Errorf("%s: formatted or reset without confirmation: %s (resets %d)", name, r.allArgv(), c.devs.resets)
 		}
 	}
 }
@@ -105,14 +105,14 @@ func TestZonedFSReformatWithTokenResetsZonesFirst(t *testing.T) {
 	}}
 	res := runZnsdb(t, r, devs, map[string]string{tokenEnv: "2026-11-24"}, zonedFSArgs("btrfs")...)
 	fs := res.report.Filesystem
-	if res.code != exitOK || fs.Action != dbinit.ActionFormat || fs.ZonesReset != 1 || !fs.HadZenFS {
+	if res.code != exitOK || fs.Action != fsformat.ActionFormat || fs.ZonesReset != 1 || fs.Found != "zenfs" {
 		t.Fatalf("exit %d (%s), %+v", res.code, res.stderr, fs)
 	}
 	if !zbd.IsEmpty(zonesAtMkfs) {
 		t.Error("mkfs ran before the old zones were reset")
 	}
-	if !strings.Contains(r.argv(), "-L "+zonedfs.Label("2026-11-24")+" -f /dev/nullb0") {
-		t.Errorf("mkfs does not record the token in the label and force: %s", r.argv())
+	if !strings.Contains(r.allArgv(), "-L "+zonedfs.Label("2026-11-24")+" -f /dev/nullb0") {
+		t.Errorf("mkfs does not record the token in the label and force: %s", r.allArgv())
 	}
 }
 
@@ -123,7 +123,7 @@ func TestZonedF2FSNeedsConventionalZones(t *testing.T) {
 		t.Fatalf("exit %d, problems %+v", res.code, res.report.Problems)
 	}
 	if len(r.calls) != 0 {
-		t.Errorf("commands ran for a refused device: %s", r.argv())
+		t.Errorf("commands ran for a refused device: %s", r.allArgv())
 	}
 }
 
@@ -136,6 +136,6 @@ func TestZonedFSBusyDeviceIsLeftAlone(t *testing.T) {
 		t.Fatalf("exit %d, problems %+v", res.code, res.report.Problems)
 	}
 	if len(r.calls) != 0 {
-		t.Errorf("commands ran on a busy device: %s", r.argv())
+		t.Errorf("commands ran on a busy device: %s", r.allArgv())
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -37,18 +38,44 @@ func (f *fakeRunner) Run(_ context.Context, name string, args ...string) (string
 		fn()
 	}
 	r, ok := f.replies[args[0]]
+	if !ok && name == "blkid" {
+		// A test that does not script blkid gets its answer for a device with no signature it knows.
+		return "", "", blkidNothingFoundErr
+	}
 	if !ok {
 		return "", "unexpected command", errors.New("exit status 1")
 	}
 	return r.stdout, r.stderr, r.err
 }
 
+// argv is every command but blkid, which every format runs first to see what the device holds: what the
+// ZenFS tests are about is which zenfs commands ran.
 func (f *fakeRunner) argv() string {
+	var lines []string
+	for _, c := range f.zenfsCalls() {
+		lines = append(lines, strings.Join(c, " "))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// allArgv is every command, blkid's included.
+func (f *fakeRunner) allArgv() string {
 	var lines []string
 	for _, c := range f.calls {
 		lines = append(lines, strings.Join(c, " "))
 	}
 	return strings.Join(lines, "\n")
+}
+
+// zenfsCalls are the calls other than blkid's.
+func (f *fakeRunner) zenfsCalls() [][]string {
+	var out [][]string
+	for _, c := range f.calls {
+		if c[0] != "blkid" {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 const zoneSize = 64 << 20
@@ -206,3 +233,12 @@ func runZnsdb(t *testing.T, r Runner, devs Devices, env map[string]string, args 
 	}
 	return res
 }
+
+// blkidNothingFoundErr is the error of a process that exited with blkid's "nothing found" status.
+var blkidNothingFoundErr = func() error {
+	err := exec.Command("sh", "-c", "exit 2").Run()
+	if err == nil {
+		panic("sh -c 'exit 2' succeeded")
+	}
+	return err
+}()

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/zns-mysql/zns-mysql/operator/internal/dbinit"
+	"github.com/zns-mysql/zns-mysql/operator/internal/fsformat"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zbd"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zonedfs"
 )
@@ -169,11 +170,7 @@ func finish(r dbinit.Report, terminationLog string, d deps) int {
 	for _, w := range r.Warnings {
 		fmt.Fprintf(d.stderr, "warning: %s: %s\n", w.Code, w.Message)
 	}
-	if r.ZenFS != nil && r.ZenFS.Action == dbinit.ActionRefuse {
-		fmt.Fprintf(d.stderr, "format refused: %s\n", r.ZenFS.Reason)
-		code = exitRefused
-	}
-	if r.Filesystem != nil && r.Filesystem.Action == dbinit.ActionRefuse {
+	if r.Filesystem != nil && r.Filesystem.Action == fsformat.ActionRefuse {
 		fmt.Fprintf(d.stderr, "format refused: %s\n", r.Filesystem.Reason)
 		code = exitRefused
 	}

@@ -23,7 +23,7 @@ func TestPreflightFitDevice(t *testing.T) {
 	if d == nil || d.Name != "nullb0" || d.NrZones != 64 || d.ZoneCapacityBytes != 60<<20 || d.Scheduler != "mq-deadline" {
 		t.Errorf("device %+v", d)
 	}
-	if len(res.report.Problems) != 0 || res.report.ZenFS != nil || res.report.Error != "" {
+	if len(res.report.Problems) != 0 || res.report.Filesystem != nil || res.report.Error != "" {
 		t.Errorf("report %+v", res.report)
 	}
 }

@@ -84,8 +84,8 @@ func TestEngineAndFlavorCannotChangeUnderData(t *testing.T) {
 	zoned := zonedDB(ns, "zoned", "immutable-"+ns, "nullb0")
 	create(t, zoned)
 	if err := updateSpec(t, zoned, func(d *v1alpha1.ZNSDatabase) {
-		d.Spec.ZenFS.ReformatToken = "2026-11-26"
-		d.Spec.ZenFS.FormatPolicy = v1alpha1.FormatNever
+		d.Spec.Format.ReformatToken = "2026-11-26"
+		d.Spec.Format.Policy = v1alpha1.FormatNever
 	}); err != nil {
 		t.Errorf("a reformat token and the format policy must stay settable: %v", err)
 	}

@@ -18,6 +18,7 @@ import (
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
 	"github.com/zns-mysql/zns-mysql/operator/internal/dbinit"
+	"github.com/zns-mysql/zns-mysql/operator/internal/fsformat"
 	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zbd"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zonedfs"
@@ -30,7 +31,7 @@ func deviceDB(ns, name, node, device string) *v1alpha1.ZNSDatabase {
 	db.Spec.Storage = v1alpha1.StorageSpec{Device: &v1alpha1.DeviceSource{NodeName: node, DeviceName: device,
 		Precondition: &v1alpha1.DevicePreconditionSpec{RandomRounds: 5, RoundSeconds: 5,
 			SteadyState: &v1alpha1.PreconditionSteadyStateSpec{Window: 3}}}}
-	db.Spec.ZenFS.ReformatToken = "2026-11-27"
+	db.Spec.Format.ReformatToken = "2026-11-27"
 	return db
 }
 
@@ -52,13 +53,13 @@ func conventionalPreflight(t *testing.T, d *zbd.Device) (string, bool) {
 }
 
 // conventionalFormatReport is what `znsdb format --filesystem ext4 --precondition` reports: the decision of
-// zonedfs.Decide for in, and the precondition's figures when it ran.
-func conventionalFormatReport(t *testing.T, in zonedfs.DecisionInput, p *dbinit.PreconditionState) string {
+// fsformat.Decide for in, and the precondition's figures when it ran.
+func conventionalFormatReport(t *testing.T, in fsformat.Input, p *dbinit.PreconditionState) string {
 	t.Helper()
-	dec := zonedfs.Decide(in)
-	fs := &dbinit.FilesystemState{Type: string(in.Want), Found: in.Found.Type, Label: in.Found.Label,
+	dec := fsformat.Decide(in)
+	fs := &dbinit.FilesystemState{Type: in.Want.Name(), Found: in.Found.Probe.Type, Label: in.Found.Probe.Label,
 		Action: dec.Action, Reason: dec.Reason}
-	if dec.Action == dbinit.ActionFormat {
+	if dec.Action == fsformat.ActionFormat {
 		fs.UUID, fs.Label = "5c1e0d3a-ext4", zonedfs.Label(in.Token)
 	}
 	if dec.NotPreconditioned != "" {
@@ -161,8 +162,8 @@ func TestDeviceDatabaseLifecycle(t *testing.T) {
 			absent(client.ObjectKey{Namespace: ns, Name: db.StatefulSetName()}, &appsv1.StatefulSet{}))
 	})
 
-	finishJob(t, db, db.FormatJobName(), "format", conventionalFormatReport(t, zonedfs.DecisionInput{
-		Want: zonedfs.Ext4, Policy: dbinit.PolicyIfNeeded, Token: "2026-11-27", Empty: true, Precondition: true,
+	finishJob(t, db, db.FormatJobName(), "format", conventionalFormatReport(t, fsformat.Input{
+		Want: fsformat.Labelled{FS: zonedfs.Ext4}, Policy: fsformat.PolicyIfNeeded, Token: "2026-11-27", Found: fsformat.Observed{Empty: true}, Precondition: true,
 	}, preconditioned(true, 1000, 1010, 990)), true)
 	msg := waitEvent(t, db, "DevicePreconditioned")
 	for _, s := range []string{"/dev/vdb", "wrote 8.65 GB", "2 sequential pass(es)", "2500.0, 2454.3 MB/s", "steady state reached"} {
@@ -230,12 +231,12 @@ func TestDeviceFormatRefused(t *testing.T) {
 	requireEnv(t)
 	ns := newNamespace(t)
 	db := deviceDB(ns, "foreign-ext4", "node-r", "vdb")
-	db.Spec.ZenFS.ReformatToken = ""
+	db.Spec.Format.ReformatToken = ""
 	create(t, db)
 	report, _ := conventionalPreflight(t, conventionalDevice("vdb", 4<<30))
 	finishPreflight(t, db, report, true)
-	finishJob(t, db, db.FormatJobName(), "format", conventionalFormatReport(t, zonedfs.DecisionInput{
-		Want: zonedfs.Ext4, Policy: dbinit.PolicyIfNeeded, Found: zonedfs.Probe{Type: "ext4", Label: "home"}, Precondition: true,
+	finishJob(t, db, db.FormatJobName(), "format", conventionalFormatReport(t, fsformat.Input{
+		Want: fsformat.Labelled{FS: zonedfs.Ext4}, Policy: fsformat.PolicyIfNeeded, Found: fsformat.Observed{Probe: zonedfs.Probe{Type: "ext4", Label: "home"}}, Precondition: true,
 	}, nil), false)
 	cond := waitCondition(t, db, v1alpha1.ConditionAvailable, metav1.ConditionFalse, "FormatRefused")
 	for _, s := range []string{"/dev/vdb", `ext4 (label "home") not made by zns-mysql`, "reformatToken"} {
@@ -262,12 +263,12 @@ func TestDeviceNotPreconditionedWithoutToken(t *testing.T) {
 	requireEnv(t)
 	ns := newNamespace(t)
 	db := deviceDB(ns, "no-token", "node-n", "vdb")
-	db.Spec.ZenFS.ReformatToken = ""
+	db.Spec.Format.ReformatToken = ""
 	create(t, db)
 	report, _ := conventionalPreflight(t, conventionalDevice("vdb", 4<<30))
 	finishPreflight(t, db, report, true)
-	finishJob(t, db, db.FormatJobName(), "format", conventionalFormatReport(t, zonedfs.DecisionInput{
-		Want: zonedfs.Ext4, Policy: dbinit.PolicyIfNeeded, Empty: true, Precondition: true,
+	finishJob(t, db, db.FormatJobName(), "format", conventionalFormatReport(t, fsformat.Input{
+		Want: fsformat.Labelled{FS: zonedfs.Ext4}, Policy: fsformat.PolicyIfNeeded, Found: fsformat.Observed{Empty: true}, Precondition: true,
 	}, nil), true)
 	msg := waitEvent(t, db, "DeviceNotPreconditioned")
 	if !strings.Contains(msg, "not preconditioned: preconditioning destroys the device's contents, so it runs only with a new reformatToken") {
@@ -291,8 +292,8 @@ func TestDevicePreconditionNotSteadyWarns(t *testing.T) {
 	create(t, db)
 	report, _ := conventionalPreflight(t, conventionalDevice("vdb", 4<<30))
 	finishPreflight(t, db, report, true)
-	finishJob(t, db, db.FormatJobName(), "format", conventionalFormatReport(t, zonedfs.DecisionInput{
-		Want: zonedfs.Ext4, Policy: dbinit.PolicyIfNeeded, Token: "2026-11-27", Empty: true, Precondition: true,
+	finishJob(t, db, db.FormatJobName(), "format", conventionalFormatReport(t, fsformat.Input{
+		Want: fsformat.Labelled{FS: zonedfs.Ext4}, Policy: fsformat.PolicyIfNeeded, Token: "2026-11-27", Found: fsformat.Observed{Empty: true}, Precondition: true,
 	}, preconditioned(false, 500, 900, 700, 1200, 800)), true)
 	msg := waitEvent(t, db, "DevicePreconditionNotSteady")
 	if !strings.Contains(msg, "not steady after 5 rounds") {
@@ -487,8 +488,8 @@ func TestDevicePreconditionDriveCounters(t *testing.T) {
 		t.Errorf("format container %q %+v", c.Command, c.SecurityContext)
 	}
 	rep := recordedDriveReport(t, "qemu-prepare-nvme2n1-fdp.json")
-	finishJobWith(t, db, db.FormatJobName(), "format", conventionalFormatReport(t, zonedfs.DecisionInput{
-		Want: zonedfs.Ext4, Policy: dbinit.PolicyIfNeeded, Token: "2026-11-27", Empty: true, Precondition: true,
+	finishJobWith(t, db, db.FormatJobName(), "format", conventionalFormatReport(t, fsformat.Input{
+		Want: fsformat.Labelled{FS: zonedfs.Ext4}, Policy: fsformat.PolicyIfNeeded, Token: "2026-11-27", Found: fsformat.Observed{Empty: true}, Precondition: true,
 	}, preconditioned(true, 1000, 1010, 990)), true, &corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Message: rep}})
 	eventually(t, "status.precondition.drive from the sidecar", func() error {
 		p := get(t, db).Status.Precondition

@@ -22,6 +22,7 @@ import (
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
 	"github.com/zns-mysql/zns-mysql/operator/internal/dbinit"
+	"github.com/zns-mysql/zns-mysql/operator/internal/fsformat"
 	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zbd"
 )
@@ -533,24 +534,24 @@ func TestZonedDatabaseLifecycle(t *testing.T) {
 	if zc := get(t, db).Status.Device.ZoneCapacity; zc != nil {
 		t.Errorf("zone capacity %s before any zone report was read", zc)
 	}
-	free, used, recl := int64(3<<30), int64(256<<20), int64(0)
 	formatDevice, _, err := zbd.Preflight(sysBlock(), "nullb0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	formatDevice.ZoneCapacityBytes = 60 << 20
-	formatReport, err := dbinit.Report{Device: formatDevice, ZenFS: &dbinit.ZenFSState{
-		Present: true, Action: dbinit.ActionFormat, Reason: "device is empty and has no ZenFS",
-		FreeBytes: &free, UsedBytes: &used, ReclaimableBytes: &recl,
+	formatReport, err := dbinit.Report{Device: formatDevice, Filesystem: &dbinit.FilesystemState{
+		Type: "zenfs", Action: fsformat.ActionFormat, Reason: "device is empty; formatting it with zenfs",
+		Space: &dbinit.Space{At: time.Now(), FreeBytes: 3 << 30, UsedBytes: 256 << 20},
 	}}.Encode()
 	if err != nil {
 		t.Fatal(err)
 	}
 	mysqlPod(t, db, sts, 0, string(formatReport))
-	eventually(t, "status.zenfs", func() error {
-		z := get(t, db).Status.ZenFS
-		if z == nil || !z.Present || z.LastAction != "format" || z.Free.String() != "3Gi" || z.Used.String() != "256Mi" {
-			return fmt.Errorf("status.zenfs = %+v", z)
+	eventually(t, "status.filesystem", func() error {
+		fs := get(t, db).Status.Filesystem
+		if fs == nil || fs.Type != "zenfs" || fs.Action != "format" || fs.ZenFS == nil || fs.ZenFS.Free.String() != "3Gi" ||
+			fs.ZenFS.Used.String() != "256Mi" {
+			return fmt.Errorf("status.filesystem = %+v", fs)
 		}
 		if zc := get(t, db).Status.Device.ZoneCapacity; zc == nil || zc.String() != "60Mi" {
 			return fmt.Errorf("status.device.zoneCapacity = %v, want the format report's 60Mi", zc)
@@ -718,14 +719,14 @@ func TestFormatRefused(t *testing.T) {
 	passPreflight(t, db, "nullb0")
 	sts := &appsv1.StatefulSet{}
 	waitObject(t, client.ObjectKey{Namespace: ns, Name: db.StatefulSetName()}, sts)
-	decision := dbinit.Decide(dbinit.DecisionInput{Policy: dbinit.PolicyIfNeeded, HasZenFS: false, Empty: false})
-	refused, err := dbinit.Report{ZenFS: &dbinit.ZenFSState{Present: false, Action: decision.Action, Reason: decision.Reason}}.Encode()
+	decision := fsformat.Decide(fsformat.Input{Want: fsformat.ZenFS{}, Policy: fsformat.PolicyIfNeeded})
+	refused, err := dbinit.Report{Filesystem: &dbinit.FilesystemState{Type: "zenfs", Action: decision.Action, Reason: decision.Reason}}.Encode()
 	if err != nil {
 		t.Fatal(err)
 	}
 	mysqlPod(t, get(t, db), sts, 1, string(refused))
 	cond := waitCondition(t, db, v1alpha1.ConditionAvailable, metav1.ConditionFalse, "FormatRefused")
-	if !strings.Contains(cond.Message, "not ZenFS") || !strings.Contains(cond.Message, "reformatToken") {
+	if !strings.Contains(cond.Message, "data of no kind blkid knows") || !strings.Contains(cond.Message, "reformatToken") {
 		t.Errorf("message %q should say the device holds foreign data and how to confirm a format", cond.Message)
 	}
 	waitEvent(t, db, "FormatRefused")
@@ -909,7 +910,7 @@ func TestValidation(t *testing.T) {
 	ok := volumeDB(ns, "immutable", v1alpha1.EngineRocksDB, v1alpha1.FlavorPercona)
 	create(t, ok)
 	cur := get(t, ok)
-	if cur.Spec.Profile != v1alpha1.ProfileWorkload || cur.Spec.ZenFS.FormatPolicy != v1alpha1.FormatIfNeeded || *cur.Spec.DeviceGroupID != 6 {
+	if cur.Spec.Profile != v1alpha1.ProfileWorkload || cur.Spec.Format.Policy != v1alpha1.FormatIfNeeded || *cur.Spec.DeviceGroupID != 6 {
 		t.Errorf("defaults not applied: %+v", cur.Spec)
 	}
 	var updateErr error

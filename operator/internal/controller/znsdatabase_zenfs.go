@@ -18,6 +18,7 @@ import (
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
 	"github.com/zns-mysql/zns-mysql/operator/internal/dbinit"
 	"github.com/zns-mysql/zns-mysql/operator/internal/event"
+	"github.com/zns-mysql/zns-mysql/operator/internal/fsformat"
 	"github.com/zns-mysql/zns-mysql/operator/internal/opmetrics"
 	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zbd"
@@ -41,23 +42,21 @@ func (r *ZNSDatabaseReconciler) readFormatReport(ctx context.Context, db *v1alph
 	}
 	report, raw := parseReport(term)
 	wasFormatted := isFormatted(db)
-	if report != nil && report.ZenFS != nil {
-		z := zenfsStatus(report.ZenFS)
-		if z.Free != nil {
-			at := term.FinishedAt
-			z.SpaceUpdatedAt = &at
+	if report != nil && report.Filesystem != nil {
+		fs := filesystemStatus(report.Filesystem)
+		if fs.ZenFS != nil {
+			carrySpace(db.Status.ZenFSSpace(), fs.ZenFS)
+			r.applySpace(ctx, db, fs.ZenFS, pod)
 		}
-		carrySpace(db.Status.ZenFS, z)
-		r.applySpace(ctx, db, z, pod)
-		db.Status.ZenFS = z
+		db.Status.Filesystem = fs
 	}
 	// The zone capacity is only in the zone report, which format is the first to read for a zonedDevice.
 	if report != nil && report.Device != nil && report.Device.ZoneCapacityBytes > 0 && db.Status.Device != nil {
 		db.Status.Device.ZoneCapacity = quantity(report.Device.ZoneCapacityBytes)
 	}
 	if term.ExitCode == 0 {
-		if report != nil && report.ZenFS != nil && report.ZenFS.Action == dbinit.ActionFormat && !wasFormatted {
-			r.verdict(db, opmetrics.StepFormat, event.Formatted, fmt.Sprintf("created ZenFS on %s: %s", describeDevice(db), report.ZenFS.Reason))
+		if report != nil && report.Filesystem != nil && report.Filesystem.Action == fsformat.ActionFormat && !wasFormatted {
+			r.verdict(db, opmetrics.StepFormat, event.Formatted, fmt.Sprintf("created ZenFS on %s: %s", describeDevice(db), report.Filesystem.Reason))
 		}
 		return nil, nil
 	}
@@ -124,9 +123,7 @@ func formatFailure(report *dbinit.Report, raw string) (reason string, ev event.E
 	switch {
 	case report == nil:
 		return v1alpha1.ReasonFormatFailed, event.FormatFailed, raw
-	case report.ZenFS != nil && report.ZenFS.Action == dbinit.ActionRefuse:
-		return v1alpha1.ReasonFormatRefused, event.FormatRefused, report.ZenFS.Reason
-	case report.Filesystem != nil && report.Filesystem.Action == dbinit.ActionRefuse:
+	case report.Filesystem != nil && report.Filesystem.Action == fsformat.ActionRefuse:
 		return v1alpha1.ReasonFormatRefused, event.FormatRefused, report.Filesystem.Reason
 	case len(report.Problems) > 0:
 		for _, p := range report.Problems {
@@ -155,17 +152,16 @@ func conditionReason(reason, fallback string) string {
 
 // carrySpace keeps in z the space the status already shows when it was measured after the format step's df
 // (by the readiness probe): the pod's annotation holds only the latest measurement, which may be a failure.
-func carrySpace(prev, z *v1alpha1.ZenFSStatus) {
-	if prev == nil || prev.SpaceUpdatedAt == nil || z.SpaceUpdatedAt == nil || !prev.SpaceUpdatedAt.After(z.SpaceUpdatedAt.Time) {
+func carrySpace(prev, z *v1alpha1.ZenFSSpaceStatus) {
+	if prev == nil || prev.MeasuredAt == nil || z.MeasuredAt == nil || !prev.MeasuredAt.After(z.MeasuredAt.Time) {
 		return
 	}
-	z.Free, z.Used, z.Reclaimable = prev.Free, prev.Used, prev.Reclaimable
-	z.SpaceUpdatedAt, z.SpaceError = prev.SpaceUpdatedAt, prev.SpaceError
+	*z = *prev
 }
 
 // applySpace overlays z with the space the readiness probe published on the pod, when it is newer than what z
 // holds. A failed measurement keeps the figures and says why.
-func (r *ZNSDatabaseReconciler) applySpace(ctx context.Context, db *v1alpha1.ZNSDatabase, z *v1alpha1.ZenFSStatus, pod *corev1.Pod) {
+func (r *ZNSDatabaseReconciler) applySpace(ctx context.Context, db *v1alpha1.ZNSDatabase, z *v1alpha1.ZenFSSpaceStatus, pod *corev1.Pod) {
 	v, ok := pod.Annotations[v1alpha1.AnnotationZenFSSpace]
 	if !ok {
 		return
@@ -175,22 +171,27 @@ func (r *ZNSDatabaseReconciler) applySpace(ctx context.Context, db *v1alpha1.ZNS
 		log.FromContext(ctx).Info("ignoring the pod's ZenFS space annotation", "pod", pod.Name, "error", err.Error())
 		return
 	}
-	if z.SpaceUpdatedAt != nil && !s.At.After(z.SpaceUpdatedAt.Time) {
+	if z.MeasuredAt != nil && !s.At.After(z.MeasuredAt.Time) {
 		return // measured before the format step's df: stale
 	}
 	if s.Error != "" {
-		z.SpaceError = shorten(s.Error, 512)
-		if prev := db.Status.ZenFS; prev == nil || prev.SpaceError != z.SpaceError {
+		z.Error = shorten(s.Error, 512)
+		if prev := db.Status.ZenFSSpace(); prev == nil || prev.Error != z.Error {
 			event.SpaceFailed.Emit(db, r.Recorder, fmt.Sprintf("measuring ZenFS space on %s (%s): %s",
-				describeDevice(db), conditionReason(s.ErrorReason, "ZenFSFailed"), z.SpaceError))
+				describeDevice(db), conditionReason(s.ErrorReason, "ZenFSFailed"), z.Error))
 		}
 		return
 	}
+	*z = spaceStatus(s)
+}
+
+// spaceStatus is a ZenFS space measurement as the status shows it.
+func spaceStatus(s dbinit.Space) v1alpha1.ZenFSSpaceStatus {
 	at := metav1.NewTime(s.At)
-	z.SpaceUpdatedAt, z.SpaceError = &at, ""
-	z.Free = resource.NewQuantity(s.FreeBytes, resource.BinarySI)
-	z.Used = resource.NewQuantity(s.UsedBytes, resource.BinarySI)
-	z.Reclaimable = resource.NewQuantity(s.ReclaimableBytes, resource.BinarySI)
+	return v1alpha1.ZenFSSpaceStatus{MeasuredAt: &at,
+		Free:        resource.NewQuantity(s.FreeBytes, resource.BinarySI),
+		Used:        resource.NewQuantity(s.UsedBytes, resource.BinarySI),
+		Reclaimable: resource.NewQuantity(s.ReclaimableBytes, resource.BinarySI)}
 }
 
 func shorten(s string, n int) string {
@@ -204,20 +205,16 @@ func shorten(s string, n int) string {
 }
 
 func isFormatted(db *v1alpha1.ZNSDatabase) bool {
-	return db.Status.ZenFS != nil && db.Status.ZenFS.LastAction == string(dbinit.ActionFormat) && db.Status.ZenFS.Present
+	return db.Status.Filesystem != nil && db.Status.Filesystem.Action == string(fsformat.ActionFormat)
 }
 
-func zenfsStatus(z *dbinit.ZenFSState) *v1alpha1.ZenFSStatus {
-	s := &v1alpha1.ZenFSStatus{Present: z.Present, LastAction: string(z.Action), Message: z.Reason, UUID: z.UUID,
-		ZonesReset: int32(min(z.ZonesReset, 1<<31-1))}
-	if z.FreeBytes != nil {
-		s.Free = resource.NewQuantity(*z.FreeBytes, resource.BinarySI)
-	}
-	if z.UsedBytes != nil {
-		s.Used = resource.NewQuantity(*z.UsedBytes, resource.BinarySI)
-	}
-	if z.ReclaimableBytes != nil {
-		s.Reclaimable = resource.NewQuantity(*z.ReclaimableBytes, resource.BinarySI)
+// filesystemStatus is the format step's report as status.filesystem shows it, for every file system.
+func filesystemStatus(fs *dbinit.FilesystemState) *v1alpha1.FilesystemStatus {
+	s := &v1alpha1.FilesystemStatus{Type: fs.Type, Found: fs.Found, UUID: fs.UUID, Label: fs.Label,
+		Action: string(fs.Action), Reason: shorten(fs.Reason, 400), ZonesReset: int32(min(fs.ZonesReset, 1<<31-1))}
+	if fs.Space != nil {
+		z := spaceStatus(*fs.Space)
+		s.ZenFS = &z
 	}
 	return s
 }

@@ -16,6 +16,7 @@ import (
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
 	"github.com/zns-mysql/zns-mysql/operator/internal/dbinit"
+	"github.com/zns-mysql/zns-mysql/operator/internal/fsformat"
 	"github.com/zns-mysql/zns-mysql/operator/internal/podannotate"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zbd"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zenfs"
@@ -40,15 +41,16 @@ func zonedUpToPod(t *testing.T, name string) (*v1alpha1.ZNSDatabase, *appsv1.Sta
 }
 
 // formatReport is what `znsdb format` reports after zenfs df printed the captured output.
-func formatReport(t *testing.T, action dbinit.Action, dfCapture string) string {
+func formatReport(t *testing.T, action fsformat.Action, dfCapture string) string {
 	t.Helper()
 	df, err := zenfs.ParseDf(zenfscapture.Read(t, dfCapture))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := dbinit.Report{ZenFS: &dbinit.ZenFSState{Present: true, UUID: "c59e1291-cd99-49cb-bbf6-f3555b283912",
-		Action: action, Reason: "device is empty and has no ZenFS", FreeBytes: &df.FreeBytes, UsedBytes: &df.UsedBytes,
-		ReclaimableBytes: &df.ReclaimableBytes, SpaceAmplificationPercent: &df.SpaceAmplificationPercent}}.Encode()
+	b, err := dbinit.Report{Filesystem: &dbinit.FilesystemState{Type: "zenfs", UUID: "c59e1291-cd99-49cb-bbf6-f3555b283912",
+		Action: action, Reason: "device is empty; formatting it with zenfs", Space: &dbinit.Space{At: time.Now().UTC(),
+			FreeBytes: df.FreeBytes, UsedBytes: df.UsedBytes, ReclaimableBytes: df.ReclaimableBytes,
+			SpaceAmplificationPercent: df.SpaceAmplificationPercent}}}.Encode()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,14 +144,18 @@ func TestZonedPodIdentity(t *testing.T) {
 func TestZenFSSpaceRefreshedWhileRunning(t *testing.T) {
 	requireEnv(t)
 	db, sts := zonedUpToPod(t, "space")
-	mysqlPod(t, db, sts, 0, formatReport(t, dbinit.ActionFormat, "capture/nullb0/09-df-empty.stdout"))
+	mysqlPod(t, db, sts, 0, formatReport(t, fsformat.ActionFormat, "capture/nullb0/09-df-empty.stdout"))
 	var formatAt time.Time
 	eventually(t, "status.zenfs from the format step", func() error {
-		z := get(t, db).Status.ZenFS
-		if z == nil || z.Free.Value() != 3904<<20 || z.SpaceUpdatedAt == nil || z.UUID != "c59e1291-cd99-49cb-bbf6-f3555b283912" {
+		fs := get(t, db).Status.Filesystem
+		if fs == nil || fs.UUID != "c59e1291-cd99-49cb-bbf6-f3555b283912" {
+			return fmt.Errorf("status.filesystem = %+v", fs)
+		}
+		z := fs.ZenFS
+		if z == nil || z.Free.Value() != 3904<<20 || z.MeasuredAt == nil {
 			return fmt.Errorf("status.zenfs = %+v", z)
 		}
-		formatAt = z.SpaceUpdatedAt.Time
+		formatAt = z.MeasuredAt.Time
 		return nil
 	})
 	markReady(t, db)
@@ -160,13 +166,13 @@ func TestZenFSSpaceRefreshedWhileRunning(t *testing.T) {
 	annotatePod(t, db, space(t, dbinit.Space{At: later, FreeBytes: 3659 << 20, UsedBytes: 124 << 20,
 		ReclaimableBytes: 35 << 20, SpaceAmplificationPercent: 28}))
 	eventually(t, "status.zenfs refreshed", func() error {
-		z := get(t, db).Status.ZenFS
+		z := get(t, db).Status.ZenFSSpace()
 		if z.Free.Value() != 3659<<20 || z.Used.Value() != 124<<20 || z.Reclaimable.Value() != 35<<20 ||
-			z.SpaceUpdatedAt == nil || !z.SpaceUpdatedAt.Time.Equal(later) {
+			z.MeasuredAt == nil || !z.MeasuredAt.Time.Equal(later) {
 			return fmt.Errorf("status.zenfs = %+v", z)
 		}
-		if z.LastAction != "format" || !z.Present {
-			return fmt.Errorf("the format step's record was lost: %+v", z)
+		if fs := get(t, db).Status.Filesystem; fs.Action != "format" || fs.Type != "zenfs" {
+			return fmt.Errorf("the format step's record was lost: %+v", fs)
 		}
 		return nil
 	})
@@ -176,8 +182,8 @@ func TestZenFSSpaceRefreshedWhileRunning(t *testing.T) {
 	annotatePod(t, db, space(t, dbinit.Space{At: failedAt, Error: "zenfs df failed: zenfs aborted reading nullb0",
 		ErrorReason: string(zenfs.ReasonAborted)}))
 	eventually(t, "status.zenfs.spaceError", func() error {
-		z := get(t, db).Status.ZenFS
-		if !strings.Contains(z.SpaceError, "zenfs aborted") || z.Free.Value() != 3659<<20 || !z.SpaceUpdatedAt.Time.Equal(later) {
+		z := get(t, db).Status.ZenFSSpace()
+		if !strings.Contains(z.Error, "zenfs aborted") || z.Free.Value() != 3659<<20 || !z.MeasuredAt.Time.Equal(later) {
 			return fmt.Errorf("status.zenfs = %+v", z)
 		}
 		return nil
@@ -194,8 +200,8 @@ func TestZenFSSpaceRefreshedWhileRunning(t *testing.T) {
 	} {
 		annotatePod(t, db, v)
 		consistently(t, "ignored annotation "+v, time.Second, func() error {
-			z := get(t, db).Status.ZenFS
-			if z.Free.Value() != 3659<<20 || z.SpaceError == "" {
+			z := get(t, db).Status.ZenFSSpace()
+			if z.Free.Value() != 3659<<20 || z.Error == "" {
 				return fmt.Errorf("status.zenfs = %+v", z)
 			}
 			return nil
@@ -214,7 +220,7 @@ func TestFormatFailureReasons(t *testing.T) {
 	classified := func(stem, dev string) dbinit.Report {
 		sub := strings.Fields(zenfscapture.Read(t, stem+".cmd"))[1]
 		f := zenfs.Classify(dev, zenfscapture.Read(t, stem+".stderr"), fmt.Errorf("exit status %s", strings.TrimSpace(zenfscapture.Read(t, stem+".rc"))))
-		return dbinit.Report{ZenFS: &dbinit.ZenFSState{Present: true, Action: dbinit.ActionFormat},
+		return dbinit.Report{Filesystem: &dbinit.FilesystemState{Type: "zenfs", Action: fsformat.ActionFormat},
 			Error: "zenfs " + sub + " failed: " + f.Message, ErrorReason: string(f.Reason)}
 	}
 	for _, tc := range []struct {

@@ -11,6 +11,7 @@ import (
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
 	"github.com/zns-mysql/zns-mysql/operator/internal/dbinit"
 	"github.com/zns-mysql/zns-mysql/operator/internal/event"
+	"github.com/zns-mysql/zns-mysql/operator/internal/fsformat"
 	"github.com/zns-mysql/zns-mysql/operator/internal/opmetrics"
 	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
 )
@@ -63,7 +64,7 @@ func (r *ZNSDatabaseReconciler) reconcileZonedFilesystem(ctx context.Context, st
 func filesystemReady(db *v1alpha1.ZNSDatabase) bool {
 	fs := db.Status.Filesystem
 	return fs != nil && fs.Type == db.FormattedFilesystem() &&
-		(fs.Action == string(dbinit.ActionFormat) || fs.Action == string(dbinit.ActionKeep))
+		(fs.Action == string(fsformat.ActionFormat) || fs.Action == string(fsformat.ActionKeep))
 }
 
 // runFormatJob creates the format Job and reads its report into status.filesystem; a result stops the
@@ -101,9 +102,11 @@ func (r *ZNSDatabaseReconciler) runFormatJob(ctx context.Context, db *v1alpha1.Z
 	if report != nil && report.Precondition != nil {
 		r.recordPrecondition(db, report.Precondition, drive)
 	}
-	if fs := reportedFilesystem(report); !failed && fs != nil {
-		db.Status.Filesystem = fs
-		if fs.Action == string(dbinit.ActionFormat) {
+	if report != nil && report.Filesystem != nil {
+		db.Status.Filesystem = filesystemStatus(report.Filesystem)
+	}
+	if fs := db.Status.Filesystem; !failed && formatSucceeded(report) {
+		if fs.Action == string(fsformat.ActionFormat) {
 			mode := ""
 			if db.IsZoned() {
 				mode = " in zoned mode"
@@ -124,16 +127,9 @@ func (r *ZNSDatabaseReconciler) runFormatJob(ctx context.Context, db *v1alpha1.Z
 	return r.retryJob(ctx, job, at)
 }
 
-// reportedFilesystem is the file system a successful format report describes, nil otherwise.
-func reportedFilesystem(report *dbinit.Report) *v1alpha1.FilesystemStatus {
-	if report == nil || report.Error != "" || len(report.Problems) > 0 || report.Filesystem == nil {
-		return nil
-	}
-	fs := report.Filesystem
-	if fs.Action != dbinit.ActionFormat && fs.Action != dbinit.ActionKeep {
-		return nil
-	}
-	return &v1alpha1.FilesystemStatus{Type: fs.Type, UUID: fs.UUID, Label: fs.Label, Action: string(fs.Action), Reason: shorten(fs.Reason, 400)}
+// formatSucceeded: the report describes a file system that was made or kept, and nothing went wrong.
+func formatSucceeded(report *dbinit.Report) bool {
+	return report != nil && report.Error == "" && len(report.Problems) == 0 && report.Filesystem.Present()
 }
 
 func describeFailure(reason string) string {
@@ -150,7 +146,7 @@ func describeFailure(reason string) string {
 
 func formatting(db *v1alpha1.ZNSDatabase) *ctrl.Result {
 	msg := fmt.Sprintf("the format Job %s is making %s on %s", db.FormatJobName(), db.FormattedFilesystem(), describeDevice(db))
-	if db.DevicePrecondition() != nil && db.Spec.ZenFS.ReformatToken != "" {
+	if db.DevicePrecondition() != nil && db.Spec.Format.ReformatToken != "" {
 		msg += ", preconditioning the whole device first if reformatToken is new to it (its log shows each pass and round)"
 	}
 	setCondition(db, v1alpha1.ConditionAvailable, metav1.ConditionFalse, v1alpha1.ReasonFormatting, msg)

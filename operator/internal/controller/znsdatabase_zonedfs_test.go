@@ -16,6 +16,7 @@ import (
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
 	"github.com/zns-mysql/zns-mysql/operator/internal/dbinit"
+	"github.com/zns-mysql/zns-mysql/operator/internal/fsformat"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zbd"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zonedfs"
 )
@@ -28,18 +29,18 @@ func btrfsDB(ns, name, node, device string) *v1alpha1.ZNSDatabase {
 	return db
 }
 
-// zonedFSReport is what `znsdb format --filesystem` reports: the decision of zonedfs.Decide for the input,
+// zonedFSReport is what `znsdb format --filesystem` reports: the decision of fsformat.Decide for the input,
 // on the recorded nullb0.
-func zonedFSReport(t *testing.T, in zonedfs.DecisionInput, uuid string) string {
+func zonedFSReport(t *testing.T, in fsformat.Input, uuid string) string {
 	t.Helper()
 	d, _, err := zbd.Preflight(sysBlock(), "nullb0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	d.ZoneCapacityBytes = 60 << 20 // from the format's zone report (the preflight reads sysfs only)
-	dec := zonedfs.Decide(in)
+	dec := fsformat.Decide(in)
 	b, err := dbinit.Report{Device: d, Filesystem: &dbinit.FilesystemState{
-		Type: string(in.Want), Found: in.Found.Type, UUID: uuid, Label: zonedfs.Label(in.Token),
+		Type: in.Want.Name(), Found: fsformat.Found(in.Found), UUID: uuid, Label: zonedfs.Label(in.Token),
 		Action: dec.Action, Reason: dec.Reason,
 	}}.Encode()
 	if err != nil {
@@ -90,7 +91,7 @@ func TestZonedBtrfsLifecycle(t *testing.T) {
 	})
 
 	finishJob(t, db, db.FormatJobName(), "format",
-		zonedFSReport(t, zonedfs.DecisionInput{Want: zonedfs.Btrfs, Policy: dbinit.PolicyIfNeeded, Empty: true}, "b476b9a5"), true)
+		zonedFSReport(t, fsformat.Input{Want: fsformat.Labelled{FS: zonedfs.Btrfs}, Policy: fsformat.PolicyIfNeeded, Found: fsformat.Observed{Empty: true}}, "b476b9a5"), true)
 	waitEvent(t, db, "Formatted")
 	// The format's zone report gives the zone capacity the sysfs-only preflight could not know (a Benchmark's
 	// usable-capacity figures need it).
@@ -162,7 +163,7 @@ func TestZonedBtrfsFormatRefused(t *testing.T) {
 	db := btrfsDB(ns, "foreign-fs", "node-z", "nullb0")
 	create(t, db)
 	passPreflight(t, db, "nullb0")
-	refused := zonedFSReport(t, zonedfs.DecisionInput{Want: zonedfs.Btrfs, Policy: dbinit.PolicyIfNeeded, HasZenFS: true}, "")
+	refused := zonedFSReport(t, fsformat.Input{Want: fsformat.Labelled{FS: zonedfs.Btrfs}, Policy: fsformat.PolicyIfNeeded, Found: fsformat.Observed{ZenFS: true}}, "")
 	finishJob(t, db, db.FormatJobName(), "format", refused, false)
 	cond := waitCondition(t, db, v1alpha1.ConditionAvailable, metav1.ConditionFalse, "FormatRefused")
 	if !strings.Contains(cond.Message, "ZenFS") || !strings.Contains(cond.Message, "reformatToken") {

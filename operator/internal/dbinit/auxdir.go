@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/zns-mysql/zns-mysql/operator/internal/fsformat"
 )
 
 // TokenFileName is the file in the aux directory that holds the last
@@ -28,7 +30,7 @@ func ReadToken(auxPath string) (string, error) {
 // WriteToken records token, replacing the file atomically so a crash leaves
 // either the old token or the new one.
 func WriteToken(auxPath, token string) error {
-	if err := ValidateToken(token); err != nil {
+	if err := fsformat.ValidateToken(token); err != nil {
 		return err
 	}
 	f, err := os.CreateTemp(auxPath, TokenFileName+".tmp*")

@@ -1,6 +1,7 @@
 package dbinit
 
 import (
+	"github.com/zns-mysql/zns-mysql/operator/internal/fsformat"
 	"encoding/json"
 	"time"
 	"unicode/utf8"
@@ -8,16 +9,14 @@ import (
 	"github.com/zns-mysql/zns-mysql/operator/internal/zbd"
 )
 
-// Report is what the init container writes to its termination message; the
-// operator reads it into the ZNSDatabase status.
+// Report is what znsdb's preflight and format write to their termination message; the operator reads it into
+// the ZNSDatabase status.
 type Report struct {
 	Device   *zbd.Device   `json:"device,omitempty"`
 	Problems []zbd.Problem `json:"problems,omitempty"`
 	// Warnings are risks of a device that was accepted (zbd.Advise).
 	Warnings []zbd.Problem `json:"warnings,omitempty"`
-	ZenFS    *ZenFSState   `json:"zenfs,omitempty"`
-	// Filesystem is set instead of ZenFS for a zoned btrfs or f2fs, and for
-	// the ext4 or xfs of a conventional device.
+	// Filesystem is what the format engine found and did, for every file system it makes.
 	Filesystem *FilesystemState `json:"filesystem,omitempty"`
 	// Precondition is what the format step's preconditioning of a
 	// conventional device did, or why it did not run; nil when none was
@@ -29,37 +28,33 @@ type Report struct {
 	ErrorReason string `json:"errorReason,omitempty"`
 }
 
-// ZenFSState is the file system on the device and what the helper did.
-type ZenFSState struct {
-	Present bool `json:"present"`
-	// UUID is the file system's, as zenfs ls-uuid lists it.
-	UUID   string `json:"uuid,omitempty"`
-	Action Action `json:"action,omitempty"`
-	Reason string `json:"reason,omitempty"`
+// FilesystemState is the file system on the device and what the format
+// engine did with it.
+type FilesystemState struct {
+	// Type is the file system asked for (zenfs, btrfs, f2fs, ext4, xfs).
+	Type string `json:"type"`
+	// Found is what was on the device before any format: a file system
+	// type, zenfs, or "" for none (fsformat.Found).
+	Found string `json:"found,omitempty"`
+	// UUID is the file system's, as blkid or zenfs ls-uuid reads it.
+	UUID string `json:"uuid,omitempty"`
+	// Label records the reformat token a blkid-visible file system was made
+	// with (zonedfs.Label); ZenFS has none.
+	Label  string          `json:"label,omitempty"`
+	Action fsformat.Action `json:"action,omitempty"`
+	Reason string          `json:"reason,omitempty"`
 	// ZonesReset is how many written zones a confirmed reformat reset
-	// before zenfs mkfs ran.
+	// before mkfs ran.
 	ZonesReset int `json:"zonesReset,omitempty"`
-	// Space from zenfs df, rounded down to MiB by zenfs; nil when unknown.
-	FreeBytes                 *int64 `json:"freeBytes,omitempty"`
-	UsedBytes                 *int64 `json:"usedBytes,omitempty"`
-	ReclaimableBytes          *int64 `json:"reclaimableBytes,omitempty"`
-	SpaceAmplificationPercent *int64 `json:"spaceAmplificationPercent,omitempty"`
+	// Space is ZenFS's own account of its space (zenfs df); nil for the
+	// file systems the kubelet mounts, and when unknown.
+	Space *Space `json:"space,omitempty"`
 }
 
-// FilesystemState is the zoned btrfs or f2fs on the device and what the
-// helper did.
-type FilesystemState struct {
-	// Type is the file system asked for; Found what blkid found before any
-	// format ("" for no signature).
-	Type  string `json:"type"`
-	Found string `json:"found,omitempty"`
-	UUID  string `json:"uuid,omitempty"`
-	Label string `json:"label,omitempty"`
-	// HadZenFS: a ZenFS superblock was on the device (blkid cannot see it).
-	HadZenFS   bool   `json:"hadZenFS,omitempty"`
-	Action     Action `json:"action,omitempty"`
-	Reason     string `json:"reason,omitempty"`
-	ZonesReset int    `json:"zonesReset,omitempty"`
+// Present reports whether the device holds the wanted file system after
+// the format step: it made it or kept it.
+func (s *FilesystemState) Present() bool {
+	return s != nil && (s.Action == fsformat.ActionFormat || s.Action == fsformat.ActionKeep)
 }
 
 // PreconditionState is what preconditioning a conventional device did: its
@@ -155,11 +150,6 @@ func (r Report) shortened(errLen, msgLen, reasonLen int) Report {
 			break
 		}
 		out.Warnings = append(out.Warnings, zbd.Problem{Code: p.Code, Message: truncate(p.Message, msgLen)})
-	}
-	if r.ZenFS != nil {
-		z := *r.ZenFS
-		z.Reason = truncate(z.Reason, reasonLen)
-		out.ZenFS = &z
 	}
 	if r.Filesystem != nil {
 		fs := *r.Filesystem

@@ -7,19 +7,18 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/zns-mysql/zns-mysql/operator/internal/fsformat"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zbd"
 )
-
-func ptr(v int64) *int64 { return &v }
 
 func typicalReport() Report {
 	return Report{
 		Device: &zbd.Device{Name: "nullb0", Model: zbd.ModelHostManaged, NrZones: 64, ZoneSizeBytes: 64 << 20,
 			ZoneCapacityBytes: 64 << 20, Scheduler: "mq-deadline", AvailableSchedulers: []string{"none", "mq-deadline"},
 			CapacityBytes: 4 << 30, LogicalBlockSize: 4096},
-		ZenFS: &ZenFSState{Present: true, UUID: "1b0f5c4e-2a6d-4c1e-9a3b-5f7d2e8c9a10", Action: ActionFormat,
-			Reason: "device is empty and has no ZenFS", FreeBytes: ptr(3904 << 20), UsedBytes: ptr(0),
-			ReclaimableBytes: ptr(0), SpaceAmplificationPercent: ptr(0)},
+		Filesystem: &FilesystemState{Type: "zenfs", UUID: "1b0f5c4e-2a6d-4c1e-9a3b-5f7d2e8c9a10",
+			Action: fsformat.ActionFormat, Reason: "device is empty; formatting it with zenfs",
+			Space: &Space{At: time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC), FreeBytes: 3904 << 20}},
 	}
 }
 
@@ -38,7 +37,7 @@ func TestEncodeRoundTrip(t *testing.T) {
 	}
 	// The operator reads these names; they are an interface.
 	for _, key := range []string{`"device":`, `"nrZones":64`, `"zoneSizeBytes":67108864`, `"maxOpenZones":0`,
-		`"scheduler":"mq-deadline"`, `"zenfs":`, `"present":true`, `"action":"format"`, `"freeBytes":4093640704`, `"usedBytes":0`} {
+		`"scheduler":"mq-deadline"`, `"filesystem":`, `"type":"zenfs"`, `"space":`, `"action":"format"`, `"freeBytes":4093640704`, `"usedBytes":0`} {
 		if !strings.Contains(string(b), key) {
 			t.Errorf("%s missing from %s", key, b)
 		}
@@ -72,8 +71,8 @@ func TestEncodeMaximalReportFits(t *testing.T) {
 	}
 	r := Report{Device: &d, Warnings: append(warnings, zbd.Problem{Code: "Y", Message: huge}), ErrorReason: "ZenFSAborted",
 		Problems: append(problems, zbd.Problem{Code: "X", Message: huge}),
-		ZenFS: &ZenFSState{Present: true, UUID: strings.Repeat("u", 36), Action: ActionRefuse, Reason: huge,
-			FreeBytes: ptr(1 << 62), UsedBytes: ptr(1 << 62), ReclaimableBytes: ptr(1 << 62), SpaceAmplificationPercent: ptr(1 << 62)},
+		Filesystem: &FilesystemState{Type: "zenfs", Found: "zenfs", UUID: strings.Repeat("u", 36), Action: fsformat.ActionRefuse, Reason: huge,
+			Space: &Space{At: time.Now(), FreeBytes: 1 << 62, UsedBytes: 1 << 62, ReclaimableBytes: 1 << 62, SpaceAmplificationPercent: 1 << 62}},
 		Error: huge}
 	b, err := r.Encode()
 	if err != nil {
@@ -86,12 +85,12 @@ func TestEncodeMaximalReportFits(t *testing.T) {
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatalf("shortened report is not JSON: %v", err)
 	}
-	if back.Device == nil || back.Device.Name != d.Name || back.ZenFS == nil || !strings.HasSuffix(back.Error, "…") ||
+	if back.Device == nil || back.Device.Name != d.Name || back.Filesystem == nil || !strings.HasSuffix(back.Error, "…") ||
 		back.ErrorReason != "ZenFSAborted" || len(back.Warnings) != 3 {
 		t.Errorf("shortening lost structure: %+v", back)
 	}
 	// Without the huge texts, every problem Judge can raise fits unshortened.
-	r.Problems, r.Warnings, r.ZenFS.Reason, r.Error = problems, warnings, "device holds data that is not ZenFS", "zenfs mkfs failed: exit status 1"
+	r.Problems, r.Warnings, r.Filesystem.Reason, r.Error = problems, warnings, "device holds data that is not ZenFS", "zenfs mkfs failed: exit status 1"
 	b, err = r.Encode()
 	if err != nil {
 		t.Fatal(err)
@@ -137,7 +136,7 @@ func TestEncodePreconditionFits(t *testing.T) {
 		Device: &zbd.Device{Name: strings.Repeat("n", 31), Model: zbd.ModelNone, Scheduler: "mq-deadline",
 			AvailableSchedulers: []string{"none", "mq-deadline", "kyber", "bfq"}, CapacityBytes: 1 << 62, LogicalBlockSize: 4096},
 		Filesystem: &FilesystemState{Type: "ext4", Found: "xfs", UUID: strings.Repeat("u", 36), Label: "zns-0123abcd",
-			Action: ActionFormat, Reason: huge},
+			Action: fsformat.ActionFormat, Reason: huge},
 		Precondition: p,
 		Error:        huge,
 	}
@@ -157,7 +156,7 @@ func TestEncodePreconditionFits(t *testing.T) {
 		bp.Rounds[0].WriteIOPS != p.Rounds[5].WriteIOPS || !bp.Complete || !bp.FinishedAt.Equal(p.FinishedAt) {
 		t.Errorf("precondition after shortening: %+v", bp)
 	}
-	if back.Filesystem == nil || back.Filesystem.Action != ActionFormat || back.Filesystem.Label != "zns-0123abcd" {
+	if back.Filesystem == nil || back.Filesystem.Action != fsformat.ActionFormat || back.Filesystem.Label != "zns-0123abcd" {
 		t.Errorf("filesystem after shortening: %+v", back.Filesystem)
 	}
 	t.Logf("largest precondition report: %d bytes", len(b))

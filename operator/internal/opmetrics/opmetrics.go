@@ -268,7 +268,7 @@ func collectDatabase(ch chan<- prometheus.Metric, db *v1alpha1.ZNSDatabase) {
 		available = 1
 	}
 	ch <- gauge(descDBAvailable, available, labels...)
-	if z := db.Status.ZenFS; z != nil && z.Free != nil {
+	if z := db.Status.ZenFSSpace(); z != nil && z.Free != nil {
 		ch <- gauge(descDBZenFS, z.Free.AsApproximateFloat64(), append(labels, "free")...)
 		if z.Used != nil {
 			ch <- gauge(descDBZenFS, z.Used.AsApproximateFloat64(), append(labels, "used")...)

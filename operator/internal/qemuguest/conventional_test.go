@@ -18,6 +18,7 @@ import (
 	"github.com/zns-mysql/zns-mysql/operator/internal/blockstat"
 	"github.com/zns-mysql/zns-mysql/operator/internal/dbinit"
 	"github.com/zns-mysql/zns-mysql/operator/internal/fio"
+	"github.com/zns-mysql/zns-mysql/operator/internal/fsformat"
 	"github.com/zns-mysql/zns-mysql/operator/internal/precondition"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zonedfs"
 )
@@ -131,10 +132,10 @@ func TestConventionalExt4(t *testing.T) {
 	t.Run("empty, no token: formatted, not preconditioned", func(t *testing.T) {
 		before := sample(t)
 		r, stderr, code := znsdb(t, formatArgs("ext4", preconditionArgs)...)
-		if code != 0 || r.Filesystem == nil || r.Filesystem.Action != dbinit.ActionFormat || r.Filesystem.Label != zonedfs.Label("") {
+		if code != 0 || r.Filesystem == nil || r.Filesystem.Action != fsformat.ActionFormat || r.Filesystem.Label != zonedfs.Label("") {
 			t.Fatalf("exit %d, %+v\n%s", code, r.Filesystem, stderr)
 		}
-		if p := r.Precondition; p == nil || p.Complete || p.Note != zonedfs.NoTokenNoPrecondition {
+		if p := r.Precondition; p == nil || p.Complete || p.Note != fsformat.NoTokenNoPrecondition {
 			t.Errorf("precondition %+v", p)
 		}
 		if w := written(t, before); w >= size/2 {
@@ -150,7 +151,7 @@ func TestConventionalExt4(t *testing.T) {
 		start := time.Now()
 		r, stderr, code := znsdbEnv(t, []string{"ZNS_REFORMAT_TOKEN=t1"}, formatArgs("ext4", preconditionArgs)...)
 		took := time.Since(start)
-		if code != 0 || r.Filesystem.Action != dbinit.ActionFormat || r.Filesystem.Label != zonedfs.Label("t1") {
+		if code != 0 || r.Filesystem.Action != fsformat.ActionFormat || r.Filesystem.Label != zonedfs.Label("t1") {
 			t.Fatalf("exit %d, %+v\n%s", code, r.Filesystem, stderr)
 		}
 		checkPreconditioned(t, r, written(t, before))
@@ -165,7 +166,7 @@ func TestConventionalExt4(t *testing.T) {
 	t.Run("restart with the applied token: kept, nothing written", func(t *testing.T) {
 		before := sample(t)
 		r, stderr, code := znsdbEnv(t, []string{"ZNS_REFORMAT_TOKEN=t1"}, formatArgs("ext4", preconditionArgs)...)
-		if code != 0 || r.Filesystem.Action != dbinit.ActionKeep || r.Precondition != nil {
+		if code != 0 || r.Filesystem.Action != fsformat.ActionKeep || r.Precondition != nil {
 			t.Fatalf("exit %d, %+v %+v\n%s", code, r.Filesystem, r.Precondition, stderr)
 		}
 		if w := written(t, before); w != 0 {
@@ -179,7 +180,7 @@ func TestConventionalExt4(t *testing.T) {
 		}
 		before := sample(t)
 		r, stderr, code := znsdb(t, formatArgs("ext4", preconditionArgs)...)
-		if code != 1 || r.Filesystem.Action != dbinit.ActionRefuse || !strings.Contains(r.Filesystem.Reason, "not made by zns-mysql") {
+		if code != 1 || r.Filesystem.Action != fsformat.ActionRefuse || !strings.Contains(r.Filesystem.Reason, "not made by zns-mysql") {
 			t.Fatalf("exit %d, %+v\n%s", code, r.Filesystem, stderr)
 		}
 		if w := written(t, before); w != 0 {
@@ -202,7 +203,7 @@ func TestConventionalExt4(t *testing.T) {
 		t.Logf("the killed run said:\n%s", stderr)
 		before = sample(t)
 		r, out, code := znsdbEnv(t, []string{"ZNS_REFORMAT_TOKEN=t2"}, formatArgs("ext4", preconditionArgs)...)
-		if code != 0 || r.Filesystem.Action != dbinit.ActionFormat || r.Filesystem.Found != "" || r.Filesystem.Label != zonedfs.Label("t2") {
+		if code != 0 || r.Filesystem.Action != fsformat.ActionFormat || r.Filesystem.Found != "" || r.Filesystem.Label != zonedfs.Label("t2") {
 			t.Fatalf("the next run: exit %d, %+v\n%s", code, r.Filesystem, out)
 		}
 		if !strings.Contains(r.Filesystem.Reason, "first or last MiB") {
@@ -233,14 +234,14 @@ func TestConventionalXFS(t *testing.T) {
 	plan := preconditionArgs
 	plan.Passes, plan.Rounds = 1, 0
 	r, stderr, code := znsdbEnv(t, []string{"ZNS_REFORMAT_TOKEN=xfs-2026-11-27"}, formatArgs("xfs", plan)...)
-	if code != 0 || r.Filesystem.Action != dbinit.ActionFormat || r.Precondition == nil || !r.Precondition.Complete {
+	if code != 0 || r.Filesystem.Action != fsformat.ActionFormat || r.Precondition == nil || !r.Precondition.Complete {
 		t.Fatalf("exit %d, %+v %+v\n%s", code, r.Filesystem, r.Precondition, stderr)
 	}
 	if got := probe(t); got.Type != "xfs" || got.Label != zonedfs.Label("xfs-2026-11-27") || len(got.Label) > 12 {
 		t.Errorf("blkid finds %+v", got)
 	}
 	again, _, code := znsdbEnv(t, []string{"ZNS_REFORMAT_TOKEN=xfs-2026-11-27"}, formatArgs("xfs", plan)...)
-	if code != 0 || again.Filesystem.Action != dbinit.ActionKeep {
+	if code != 0 || again.Filesystem.Action != fsformat.ActionKeep {
 		t.Errorf("restart: exit %d, %+v", code, again.Filesystem)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"unsafe"
 
 	"github.com/zns-mysql/zns-mysql/operator/internal/dbinit"
+	"github.com/zns-mysql/zns-mysql/operator/internal/fsformat"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zbd"
 )
 
@@ -147,7 +148,7 @@ func TestZnsdbFormatGarbage(t *testing.T) {
 
 	t.Run("refused without a token", func(t *testing.T) {
 		r, stderr, code := znsdbEnv(t, nil, args...)
-		if code != 1 || r.ZenFS == nil || r.ZenFS.Action != dbinit.ActionRefuse || r.ZenFS.Present {
+		if code != 1 || r.Filesystem == nil || r.Filesystem.Action != fsformat.ActionRefuse || r.Filesystem.Found == "zenfs" {
 			t.Fatalf("exit %d, report %+v\nstderr: %s", code, r, stderr)
 		}
 		// Its metadata zone does not start with a ZenFS superblock: zenfs, which would take the length word
@@ -155,8 +156,8 @@ func TestZnsdbFormatGarbage(t *testing.T) {
 		if got := calls(); got != "" {
 			t.Errorf("zenfs ran %q; want nothing on a device with a foreign metadata zone", got)
 		}
-		if !strings.Contains(r.ZenFS.Reason, "blkzone reset -o 0 -c 1 "+dev) {
-			t.Errorf("the refusal does not say which zone to clear: %q", r.ZenFS.Reason)
+		if !strings.Contains(r.Filesystem.Reason, "blkzone reset -o 0 -c 1 "+dev) {
+			t.Errorf("the refusal does not say which zone to clear: %q", r.Filesystem.Reason)
 		}
 		unchanged("after the refusal")
 	})
@@ -182,8 +183,8 @@ func TestZnsdbFormatGarbage(t *testing.T) {
 
 	t.Run("reset with a token", func(t *testing.T) {
 		r, stderr, code := znsdbEnv(t, []string{"ZNS_REFORMAT_TOKEN=t1"}, args...)
-		if code != 0 || r.ZenFS == nil || r.ZenFS.Action != dbinit.ActionFormat || r.ZenFS.ZonesReset != 1 {
-			t.Fatalf("exit %d, report %+v\nstderr: %s", code, r.ZenFS, stderr)
+		if code != 0 || r.Filesystem == nil || r.Filesystem.Action != fsformat.ActionFormat || r.Filesystem.ZonesReset != 1 {
+			t.Fatalf("exit %d, report %+v\nstderr: %s", code, r.Filesystem, stderr)
 		}
 		if got := calls(); !strings.Contains(got, "mkfs --zbd="+name+" --aux_path="+aux+" --finish_threshold=10 --force") {
 			t.Errorf("zenfs ran %q", got)
@@ -198,6 +199,6 @@ func TestZnsdbFormatGarbage(t *testing.T) {
 		if tok, _ := dbinit.ReadToken(aux); tok != "t1" {
 			t.Errorf("recorded token %q, want t1", tok)
 		}
-		t.Logf("reset %d zone(s); stderr:\n%s", r.ZenFS.ZonesReset, stderr)
+		t.Logf("reset %d zone(s); stderr:\n%s", r.Filesystem.ZonesReset, stderr)
 	})
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/zns-mysql/zns-mysql/operator/internal/benchresult"
 	"github.com/zns-mysql/zns-mysql/operator/internal/dbinit"
+	"github.com/zns-mysql/zns-mysql/operator/internal/fsformat"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zbd"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zonedfs"
 	"github.com/zns-mysql/zns-mysql/test/qemu"
@@ -81,7 +82,7 @@ func TestZonedFilesystems(t *testing.T) {
 			r := formatReport(t, results, name)
 			f := r.Filesystem
 			// The UUID comes from blkid's real output through zonedfs.ParseProbe.
-			if f == nil || f.Type != fs || f.Action != dbinit.ActionFormat || f.UUID == "" || f.Label != zonedfs.Label("") {
+			if f == nil || f.Type != fs || f.Action != fsformat.ActionFormat || f.UUID == "" || f.Label != zonedfs.Label("") {
 				t.Errorf("%s: format report %+v", name, f)
 			}
 		}

@@ -321,7 +321,7 @@ func StatefulSet(db *v1alpha1.ZNSDatabase, in StatefulSetInput) *appsv1ac.Statef
 			WithName(FormatContainer).
 			WithImage(in.Image).
 			WithCommand(FormatCommand(db)...).
-			WithEnv(corev1ac.EnvVar().WithName("ZNS_REFORMAT_TOKEN").WithValue(db.Spec.ZenFS.ReformatToken)).
+			WithEnv(corev1ac.EnvVar().WithName("ZNS_REFORMAT_TOKEN").WithValue(db.Spec.Format.ReformatToken)).
 			WithTerminationMessagePolicy(corev1.TerminationMessageFallbackToLogsOnError).
 			WithSecurityContext(containerSecurity()).
 			WithVolumeDevices(device).
@@ -379,7 +379,7 @@ func readinessProbe(db *v1alpha1.ZNSDatabase) *corev1ac.ProbeApplyConfiguration 
 // FormatCommand is the init step: preflight again (the device may have changed since the Job ran), then the
 // format policy. The reformat token travels in the environment so that it is read from one place.
 func FormatCommand(db *v1alpha1.ZNSDatabase) []string {
-	policy := db.Spec.ZenFS.FormatPolicy
+	policy := db.Spec.Format.Policy
 	if policy == "" {
 		policy = v1alpha1.FormatIfNeeded
 	}
@@ -390,7 +390,7 @@ func FormatCommand(db *v1alpha1.ZNSDatabase) []string {
 		"--device", db.ZonedDeviceName(),
 		"--aux-path", v1alpha1.ZenFSAuxDir,
 		"--policy", string(policy),
-		"--finish-threshold", strconv.Itoa(int(db.Spec.ZenFS.FinishThreshold)),
+		"--finish-threshold", strconv.Itoa(int(db.Spec.Format.ZenFSFinishThreshold)),
 	}
 }
 

@@ -24,7 +24,7 @@ func FormatJob(db *v1alpha1.ZNSDatabase, image, benchImage string) *batchv1ac.Jo
 		WithName(FormatContainer).
 		WithImage(image).
 		WithCommand(FormatCommand(db)...).
-		WithEnv(corev1ac.EnvVar().WithName("ZNS_REFORMAT_TOKEN").WithValue(db.Spec.ZenFS.ReformatToken)).
+		WithEnv(corev1ac.EnvVar().WithName("ZNS_REFORMAT_TOKEN").WithValue(db.Spec.Format.ReformatToken)).
 		WithTerminationMessagePolicy(corev1.TerminationMessageFallbackToLogsOnError).
 		WithSecurityContext(containerSecurity()).
 		WithVolumeDevices(corev1ac.VolumeDevice().WithName(volumeZoned).WithDevicePath(db.DevicePath())).

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zns-mysql/zns-mysql/operator/internal/dbinit"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zbd"
 )
 
@@ -161,41 +160,5 @@ func TestMkfsCommand(t *testing.T) {
 	}
 	if _, err := MkfsCommand("vfat", "/dev/nullb0", "", false); err == nil {
 		t.Error("vfat accepted")
-	}
-}
-
-func TestDecide(t *testing.T) {
-	btrfs := Probe{Type: "btrfs", Label: Label("")}
-	btrfsT := Probe{Type: "btrfs", Label: Label("t1")}
-	cases := []struct {
-		name      string
-		in        DecisionInput
-		action    dbinit.Action
-		force     bool
-		inMessage string
-	}{
-		{"empty device", DecisionInput{Empty: true}, dbinit.ActionFormat, false, "empty"},
-		{"ours kept", DecisionInput{Found: btrfs}, dbinit.ActionKeep, false, "never"},
-		{"ours kept after restart with the applied token", DecisionInput{Found: btrfsT, Token: "t1"}, dbinit.ActionKeep, false, ""},
-		{"new token replaces ours", DecisionInput{Found: btrfsT, Token: "t2"}, dbinit.ActionFormat, true, "t2"},
-		{"Never ignores a new token", DecisionInput{Found: btrfs, Token: "t2", Policy: dbinit.PolicyNever}, dbinit.ActionKeep, false, "ignored"},
-		{"someone's btrfs kept", DecisionInput{Found: Probe{Type: "btrfs", Label: "home"}}, dbinit.ActionKeep, false, "home"},
-		{"ZenFS refused", DecisionInput{HasZenFS: true}, dbinit.ActionRefuse, false, "ZenFS"},
-		{"f2fs refused for btrfs", DecisionInput{Found: Probe{Type: "f2fs"}}, dbinit.ActionRefuse, false, "f2fs"},
-		{"unknown data refused", DecisionInput{}, dbinit.ActionRefuse, false, "written zones"},
-		{"ZenFS replaced with a token", DecisionInput{HasZenFS: true, Token: "t"}, dbinit.ActionFormat, true, "ZenFS"},
-		{"Never refuses an empty device", DecisionInput{Empty: true, Policy: dbinit.PolicyNever}, dbinit.ActionRefuse, false, "Never"},
-		{"empty with a token: plain format", DecisionInput{Empty: true, Token: "t"}, dbinit.ActionFormat, false, ""},
-		{"ZenFS on an otherwise empty report", DecisionInput{HasZenFS: true, Empty: true}, dbinit.ActionRefuse, false, "ZenFS"},
-	}
-	for _, c := range cases {
-		c.in.Want = Btrfs
-		if c.in.Policy == "" {
-			c.in.Policy = dbinit.PolicyIfNeeded
-		}
-		d := Decide(c.in)
-		if d.Action != c.action || d.Force != c.force || !strings.Contains(d.Reason, c.inMessage) {
-			t.Errorf("%s: %+v; want %s force=%v with %q", c.name, d, c.action, c.force, c.inMessage)
-		}
 	}
 }
