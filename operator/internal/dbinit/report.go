@@ -1,8 +1,8 @@
 package dbinit
 
 import (
-	"github.com/zns-mysql/zns-mysql/operator/internal/fsformat"
 	"encoding/json"
+	"github.com/zns-mysql/zns-mysql/operator/internal/fsformat"
 	"time"
 	"unicode/utf8"
 
