@@ -65,6 +65,9 @@ const (
 	ReasonChildForbidden = "ChildForbidden"
 	// Available False: the format Job is making the file system.
 	ReasonFormatting = "Formatting"
+	// Available False: mysqld is being stopped so that the format Job can run (a new reformatToken, or no
+	// format report on record for a running database).
+	ReasonReformatting = "Reformatting"
 	// Available False: the format step failed (the message has its error).
 	ReasonFormatFailed = "FormatFailed"
 	// Available False: the device holds data the format decision will not erase without a new reformatToken.

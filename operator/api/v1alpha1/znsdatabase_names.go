@@ -116,8 +116,8 @@ func (db *ZNSDatabase) ZonedFilesystem() ZonedFilesystem {
 	return fs
 }
 
-// FormattedFilesystem is the file system the format Job makes (btrfs, f2fs, ext4 or xfs), "" when there is
-// none (ZenFS, a volume).
+// FormattedFilesystem is the file system the format Job makes on the database's device (zenfs, btrfs, f2fs,
+// ext4 or xfs), "" when there is no device of its own (a volume, whose file system the kubelet makes).
 func (db *ZNSDatabase) FormattedFilesystem() string {
 	if src := db.Spec.Storage.Device; src != nil {
 		if src.Filesystem == "" {
@@ -125,10 +125,7 @@ func (db *ZNSDatabase) FormattedFilesystem() string {
 		}
 		return string(src.Filesystem)
 	}
-	if db.HasZonedFilesystem() {
-		return string(db.ZonedFilesystem())
-	}
-	return ""
+	return string(db.ZonedFilesystem())
 }
 
 // UsesZenFS reports whether mysqld opens the zoned device raw, through ZenFS.

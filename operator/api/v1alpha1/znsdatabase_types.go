@@ -312,7 +312,8 @@ type FormatSpec struct {
 	// ReformatToken, when set to a value the file system on the device was not made with, re-formats the device
 	// once, DESTROYING ALL DATA on it. The applied value is recorded with the file system (zenfs: in its aux
 	// directory; btrfs, f2fs, ext4 and xfs: hashed in the label), so that restarts do not format again. Use a
-	// fresh value (for example a date) for each deliberate re-format. It is also the confirmation
+	// fresh value (for example a date) for each deliberate re-format: a new value stops mysqld, runs the format
+	// Job with it and starts mysqld again, for every file system. It is also the confirmation
 	// storage.device.precondition needs.
 	// +kubebuilder:validation:MaxLength=63
 	// +optional
@@ -412,6 +413,10 @@ type FilesystemStatus struct {
 	// ZonesReset is how many written zones a confirmed re-format reset before creating the file system.
 	// +optional
 	ZonesReset int32 `json:"zonesReset,omitempty"`
+	// ReformatToken is the spec.format.reformatToken the format step ran with: a different one in the spec
+	// stops mysqld and runs the format step again.
+	// +optional
+	ReformatToken string `json:"reformatToken,omitempty"`
 	// ZenFS is ZenFS's own account of its space (zenfs df); only for zenfs: the kubelet's volume statistics
 	// show the space of the file systems it mounts.
 	// +optional

@@ -30,7 +30,7 @@ const (
 	debugPassword = "Known-root-pw-4711" // the Secret's value: no byte of the bundle may hold it
 	debugCnf      = "[mysqld]\nrocksdb_fs_uri=zenfs://dev:nullb0\nrocksdb_block_cache_size=512M\n"
 	preflightJSON = `{"device":{"name":"nullb0","model":"host-managed","nrZones":64,"scheduler":"mq-deadline"}}`
-	formatJSON    = `{"zenfs":{"action":"keep","reason":"holds ZenFS"}}`
+	formatJSON    = `{"filesystem":{"type":"zenfs","found":"zenfs","action":"keep","reason":"holds ZenFS"}}`
 )
 
 // TestDebugBundleAgainstAPIServer runs `kubectl zns debug` as a user runs it (a kubeconfig, -n) against a real
@@ -96,7 +96,8 @@ func TestDebugBundleAgainstAPIServer(t *testing.T) {
 
 	for _, want := range []string{
 		"README.txt", "errors.txt", "versions.txt", "events.txt", "events.yaml", "databases/tenant1/my.cnf",
-		"databases/tenant1/reports/tenant1-preflight-t5x9q.preflight.json", "databases/tenant1/reports/tenant1-mysql-0.format.json",
+		"databases/tenant1/reports/tenant1-preflight-t5x9q.preflight.json", "databases/tenant1/reports/tenant1-format-r2d4q.format.json",
+		"objects/job/tenant1-format.yaml", "objects/pod/tenant1-format-r2d4q.yaml",
 		"objects/znsdatabase/tenant1.yaml", "objects/statefulset/tenant1-mysql.yaml", "objects/pod/tenant1-mysql-0.yaml",
 		"objects/pod/tenant1-preflight-t5x9q.yaml", "objects/job/tenant1-preflight.yaml", "objects/service/tenant1-mysql.yaml",
 		"objects/persistentvolumeclaim/tenant1-zoned.yaml", "objects/persistentvolume/" + v1alpha1.DevicePVName("node-1", "nullb0") + ".yaml",
@@ -115,7 +116,7 @@ func TestDebugBundleAgainstAPIServer(t *testing.T) {
 	}
 	errs := files["errors.txt"]
 	for _, want := range []string{
-		"log of pod tenant1-mysql-0 container mysqld:", "log of pod tenant1-mysql-0 container format:",
+		"log of pod tenant1-mysql-0 container mysqld:", "logs of pod tenant1-format-r2d4q: the pod is not scheduled to a node",
 		`log of pod tenant1-mysql-0 container mysqld: the server could not find the requested resource (get pods tenant1-mysql-0): pods "node-1" not found`,
 		"logs of pod tenant1-preflight-t5x9q: the pod is not scheduled to a node",
 		`exec "znsdb preflight --device nullb0 --termination-log=" in tenant1-mysql-0/mysqld:`,

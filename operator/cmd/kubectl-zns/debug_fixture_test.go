@@ -59,6 +59,7 @@ func debugCluster(t *testing.T, ctx context.Context, c client.Client) *v1alpha1.
 	apply(resources.DevicePV(db, 1<<30))
 	apply(resources.DeviceClaim(db, 1<<30))
 	apply(resources.PreflightJob(db, "percona-zenfs:test"))
+	apply(resources.FormatJob(db, "percona-zenfs:test", ""))
 	apply(resources.StatefulSet(db, resources.StatefulSetInput{Image: "percona-zenfs:test", ConfigMapName: db.Status.ConfigMapName}))
 
 	sts := &appsv1.StatefulSet{}
@@ -77,8 +78,6 @@ func debugCluster(t *testing.T, ctx context.Context, c client.Client) *v1alpha1.
 	must(c.Create(ctx, pod))
 	now := metav1.NewTime(time.Now().Truncate(time.Second))
 	pod.Status = corev1.PodStatus{Phase: corev1.PodRunning,
-		InitContainerStatuses: []corev1.ContainerStatus{{Name: resources.FormatContainer, Image: "percona-zenfs:test",
-			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Message: formatJSON, FinishedAt: now}}}},
 		ContainerStatuses: []corev1.ContainerStatus{{Name: resources.MySQLContainer, Image: "percona-zenfs:test", ImageID: "sha256:feed",
 			Ready: true, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}}}}
 	must(c.Status().Update(ctx, pod))
@@ -91,6 +90,18 @@ func debugCluster(t *testing.T, ctx context.Context, c client.Client) *v1alpha1.
 	jobPod.Status = corev1.PodStatus{Phase: corev1.PodSucceeded, ContainerStatuses: []corev1.ContainerStatus{{Name: resources.PreflightContainer,
 		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Message: preflightJSON, FinishedAt: now}}}}}
 	must(c.Status().Update(ctx, jobPod))
+	for _, j := range []struct{ job, pod, container, report string }{
+		{db.FormatJobName(), db.FormatJobName() + "-r2d4q", resources.FormatContainer, formatJSON},
+	} {
+		fj := &batchv1.Job{}
+		must(c.Get(ctx, client.ObjectKey{Namespace: debugNS, Name: j.job}, fj))
+		fp := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: debugNS, Name: j.pod, Labels: fj.Spec.Template.Labels},
+			Spec: fj.Spec.Template.Spec}
+		must(c.Create(ctx, fp))
+		fp.Status = corev1.PodStatus{Phase: corev1.PodSucceeded, ContainerStatuses: []corev1.ContainerStatus{{Name: j.container,
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Message: j.report, FinishedAt: now}}}}}
+		must(c.Status().Update(ctx, fp))
+	}
 
 	event := func(name, reason string, obj client.Object, kind string, at time.Time) {
 		must(c.Create(ctx, &corev1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: debugNS, Name: name},

@@ -61,9 +61,6 @@ func Targets(obs TargetsObserved) Plan {
 			continue
 		}
 		ts.Engine, ts.Storage, ts.Filesystem = string(db.Spec.Engine), db.Status.Storage, db.FormattedFilesystem()
-		if db.UsesZenFS() {
-			ts.Filesystem = string(v1alpha1.FilesystemZenFS)
-		}
 		ts.Zones = ZoneGeometry(db)
 		ts.Drive = obs.Devices[ts.Name].Drive()
 		dbs = append(dbs, db)

@@ -248,6 +248,7 @@ func availableDBs(t *testing.T, ns, node string) (zoned, innodb *v1alpha1.ZNSDat
 	create(t, zoned)
 	create(t, innodb)
 	passPreflight(t, zoned, "nullb0")
+	passFormat(t, zoned)
 	waitCondition(t, zoned, v1alpha1.ConditionAvailable, metav1.ConditionTrue, "MySQLReady")
 	waitCondition(t, innodb, v1alpha1.ConditionAvailable, metav1.ConditionTrue, "MySQLReady")
 	return zoned, innodb

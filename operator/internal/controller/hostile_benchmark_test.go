@@ -409,6 +409,7 @@ func TestHostile10MissingTargets(t *testing.T) {
 		for _, db := range dbs {
 			if db.IsZoned() {
 				finishPreflight(t, db, report, true)
+				passFormat(t, db)
 			}
 		}
 		for _, db := range dbs {

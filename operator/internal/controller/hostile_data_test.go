@@ -162,6 +162,7 @@ func TestQuotaForbiddenClaimIsACondition(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitObject(t, client.ObjectKey{Namespace: ns, Name: db.DeviceClaimName()}, &corev1.PersistentVolumeClaim{})
+	passFormat(t, db)
 	waitObject(t, client.ObjectKey{Namespace: ns, Name: db.StatefulSetName()}, &appsv1.StatefulSet{})
 }
 

@@ -183,8 +183,8 @@ func (r *ZNSDatabaseReconciler) reconcileStatefulSet(ctx context.Context, st *st
 func (r *ZNSDatabaseReconciler) reconcileAvailability(ctx context.Context, st *state) (*ctrl.Result, error) {
 	db := st.db
 	if db.UsesZenFS() {
-		if res, err := r.readFormatReport(ctx, db); res != nil || err != nil {
-			return res, err
+		if err := r.readZenFSSpace(ctx, db); err != nil {
+			return nil, err
 		}
 		// Whatever the StatefulSet says: its readiness probe fails then too, but only this names the cause.
 		if msg, err := r.notOnZenFS(ctx, db); err != nil || msg != "" {

@@ -107,7 +107,7 @@ func (r *ZNSDatabaseReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		r.reconcileDeviceClaim,
 		r.reconcilePreflight,
 		r.reconcileDeviceVolume,
-		r.reconcileZonedFilesystem,
+		r.reconcileFormat,
 		r.reconcileIdentity,
 		r.reconcileStatefulSet,
 		r.reconcileAvailability,

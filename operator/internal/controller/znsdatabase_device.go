@@ -340,9 +340,11 @@ func (r *ZNSDatabaseReconciler) finalize(ctx context.Context, db *v1alpha1.ZNSDa
 			children = append(children, &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: v1alpha1.DevicePVName(node, db.DeviceName())}})
 		}
 	}
+	if db.HasBlockDevice() {
+		children = append(children, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: db.Namespace, Name: db.FormatJobName()}})
+	}
 	if db.MountsFormattedFilesystem() {
 		children = append(children,
-			&batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: db.Namespace, Name: db.FormatJobName()}},
 			&corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: db.Namespace, Name: db.FilesystemClaimName()}})
 		if db.Status.Device != nil && db.Status.Device.Node != "" {
 			name := v1alpha1.FilesystemPVName(db.Status.Device.Node, db.DeviceName())

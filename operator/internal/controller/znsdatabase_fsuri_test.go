@@ -11,7 +11,6 @@ import (
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
 	"github.com/zns-mysql/zns-mysql/operator/internal/dbinit"
-	"github.com/zns-mysql/zns-mysql/operator/internal/fsformat"
 )
 
 // publishFSURI plays the readiness helper: it sets its rocksdb_fs_uri verdict on the database's pod.
@@ -42,7 +41,7 @@ func publishFSURI(t *testing.T, db *v1alpha1.ZNSDatabase, want string, got *stri
 func TestNotOnZenFSIsNotAvailable(t *testing.T) {
 	requireEnv(t)
 	db, sts := zonedUpToPod(t, "fsuri")
-	mysqlPod(t, db, sts, 0, formatReport(t, fsformat.ActionFormat, "capture/nullb0/09-df-empty.stdout"))
+	mysqlPod(t, db, sts)
 	markReady(t, db)
 	waitCondition(t, db, v1alpha1.ConditionAvailable, metav1.ConditionTrue, "MySQLReady")
 

@@ -497,22 +497,55 @@ func TestZonedDatabaseLifecycle(t *testing.T) {
 		t.Errorf("claim volumeName %q mode %v", pvc.Spec.VolumeName, pvc.Spec.VolumeMode)
 	}
 
-	// The pod sees the device at the host's path, in the format step and in mysqld.
-	sts := &appsv1.StatefulSet{}
-	waitObject(t, client.ObjectKey{Namespace: ns, Name: db.StatefulSetName()}, sts)
-	spec := sts.Spec.Template.Spec
-	if len(spec.InitContainers) != 1 || spec.InitContainers[0].Name != "format" {
-		t.Fatalf("init containers %v", spec.InitContainers)
-	}
-	format := spec.InitContainers[0]
-	wantFormat := "znsdb format --device nullb0 --aux-path /var/lib/mysql/zenfs-aux --policy IfNeeded --finish-threshold 0"
+	// The format Job sees the device at the host's path, with the datadir claim for ZenFS's aux directory,
+	// which the operator made for it under the name the StatefulSet adopts.
+	job = &batchv1.Job{}
+	waitObject(t, client.ObjectKey{Namespace: ns, Name: db.FormatJobName()}, job)
+	format := job.Spec.Template.Spec.Containers[0]
+	wantFormat := "znsdb format --device nullb0 --filesystem zenfs --policy IfNeeded --aux-path /var/lib/mysql/zenfs-aux --finish-threshold 0"
 	if got := strings.Join(format.Command, " "); got != wantFormat {
 		t.Errorf("format command %q, want %q", got, wantFormat)
 	}
-	for _, c := range []corev1.Container{format, spec.Containers[0]} {
-		if len(c.VolumeDevices) != 1 || c.VolumeDevices[0].DevicePath != "/dev/nullb0" {
-			t.Errorf("container %s sees the device at %v, want /dev/nullb0", c.Name, c.VolumeDevices)
-		}
+	if !claimsDevice(job.Spec.Template.Spec.Volumes, db.DataClaimName()) {
+		t.Errorf("format Job volumes %v do not use the datadir claim %s", job.Spec.Template.Spec.Volumes, db.DataClaimName())
+	}
+	dataClaim := &corev1.PersistentVolumeClaim{}
+	waitObject(t, client.ObjectKey{Namespace: ns, Name: db.DataClaimName()}, dataClaim)
+	if len(dataClaim.OwnerReferences) != 0 || dataClaim.Spec.Resources.Requests.Storage().String() != "2Gi" {
+		t.Errorf("datadir claim owners %v size %s: want none (deleting the database keeps it) and 2Gi",
+			dataClaim.OwnerReferences, dataClaim.Spec.Resources.Requests.Storage())
+	}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: db.StatefulSetName()}, &appsv1.StatefulSet{}); !apierrors.IsNotFound(err) {
+		t.Errorf("StatefulSet before the format Job finished: %v", err)
+	}
+	// The format Job's zone report gives the zone capacity the sysfs-only preflight could not know.
+	if zc := get(t, db).Status.Device.ZoneCapacity; zc != nil {
+		t.Errorf("zone capacity %s before any zone report was read", zc)
+	}
+	formatDevice, _, err := zbd.Preflight(sysBlock(), "nullb0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	formatDevice.ZoneCapacityBytes = 60 << 20
+	formatReport, err := dbinit.Report{Device: formatDevice, Filesystem: &dbinit.FilesystemState{
+		Type: "zenfs", Action: fsformat.ActionFormat, Reason: "device is empty; formatting it with zenfs",
+		Space: &dbinit.Space{At: time.Now(), FreeBytes: 3 << 30, UsedBytes: 256 << 20},
+	}}.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	finishJob(t, db, db.FormatJobName(), resources.FormatContainer, string(formatReport), true)
+	waitEvent(t, db, "Formatted")
+
+	// mysqld sees the device at the host's path; no init container formats anything.
+	sts := &appsv1.StatefulSet{}
+	waitObject(t, client.ObjectKey{Namespace: ns, Name: db.StatefulSetName()}, sts)
+	spec := sts.Spec.Template.Spec
+	if len(spec.InitContainers) != 0 {
+		t.Errorf("init containers %v", spec.InitContainers)
+	}
+	if c := spec.Containers[0]; len(c.VolumeDevices) != 1 || c.VolumeDevices[0].DevicePath != "/dev/nullb0" {
+		t.Errorf("container %s sees the device at %v, want /dev/nullb0", c.Name, c.VolumeDevices)
 	}
 	if !claimsDevice(spec.Volumes, db.DeviceClaimName()) {
 		t.Errorf("pod volumes %v do not use claim %s", spec.Volumes, db.DeviceClaimName())
@@ -529,24 +562,7 @@ func TestZonedDatabaseLifecycle(t *testing.T) {
 		t.Errorf("my.cnf lacks the ZenFS URI:\n%s", cm.Data[v1alpha1.ConfigFileName])
 	}
 
-	// The format step's report lands in status.zenfs, and its zone report gives the zone capacity the sysfs-only
-	// preflight could not know.
-	if zc := get(t, db).Status.Device.ZoneCapacity; zc != nil {
-		t.Errorf("zone capacity %s before any zone report was read", zc)
-	}
-	formatDevice, _, err := zbd.Preflight(sysBlock(), "nullb0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	formatDevice.ZoneCapacityBytes = 60 << 20
-	formatReport, err := dbinit.Report{Device: formatDevice, Filesystem: &dbinit.FilesystemState{
-		Type: "zenfs", Action: fsformat.ActionFormat, Reason: "device is empty; formatting it with zenfs",
-		Space: &dbinit.Space{At: time.Now(), FreeBytes: 3 << 30, UsedBytes: 256 << 20},
-	}}.Encode()
-	if err != nil {
-		t.Fatal(err)
-	}
-	mysqlPod(t, db, sts, 0, string(formatReport))
+	mysqlPod(t, db, sts)
 	eventually(t, "status.filesystem", func() error {
 		fs := get(t, db).Status.Filesystem
 		if fs == nil || fs.Type != "zenfs" || fs.Action != "format" || fs.ZenFS == nil || fs.ZenFS.Free.String() != "3Gi" ||
@@ -612,23 +628,19 @@ func assertPinnedTo(t *testing.T, sel *corev1.NodeSelector, node string) {
 
 // mysqlPod plays the StatefulSet controller and kubelet: the pod exists and its format step terminated with
 // exit code and report.
-func mysqlPod(t *testing.T, db *v1alpha1.ZNSDatabase, sts *appsv1.StatefulSet, exit int32, report string) {
+func mysqlPod(t *testing.T, db *v1alpha1.ZNSDatabase, sts *appsv1.StatefulSet) {
 	t.Helper()
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: db.Namespace, Name: db.PodName(), Labels: sts.Spec.Template.Labels},
 		Spec:       sts.Spec.Template.Spec,
 	}
 	// The StatefulSet controller turns claim templates into claims; a pod needs the volume to be valid.
-	pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: v1alpha1.DataClaimTemplateName, VolumeSource: corev1.VolumeSource{
-		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: db.DataClaimName()}}})
+	if len(sts.Spec.VolumeClaimTemplates) > 0 {
+		pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: v1alpha1.DataClaimTemplateName, VolumeSource: corev1.VolumeSource{
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: db.DataClaimName()}}})
+	}
 	create(t, pod)
-	now := metav1.Now()
-	pod.Status.Phase = corev1.PodPending
-	pod.Status.InitContainerStatuses = []corev1.ContainerStatus{{
-		Name:  "format",
-		Image: pod.Spec.InitContainers[0].Image,
-		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: exit, Message: report, StartedAt: now, FinishedAt: now}},
-	}}
+	pod.Status.Phase = corev1.PodRunning
 	if err := k8s.Status().Update(ctx, pod); err != nil {
 		t.Fatal(err)
 	}
@@ -717,14 +729,12 @@ func TestFormatRefused(t *testing.T) {
 	db := zonedDB(ns, "foreign", "node-b", "nullb0")
 	create(t, db)
 	passPreflight(t, db, "nullb0")
-	sts := &appsv1.StatefulSet{}
-	waitObject(t, client.ObjectKey{Namespace: ns, Name: db.StatefulSetName()}, sts)
 	decision := fsformat.Decide(fsformat.Input{Want: fsformat.ZenFS{}, Policy: fsformat.PolicyIfNeeded})
 	refused, err := dbinit.Report{Filesystem: &dbinit.FilesystemState{Type: "zenfs", Action: decision.Action, Reason: decision.Reason}}.Encode()
 	if err != nil {
 		t.Fatal(err)
 	}
-	mysqlPod(t, get(t, db), sts, 1, string(refused))
+	finishJob(t, db, db.FormatJobName(), resources.FormatContainer, string(refused), false)
 	cond := waitCondition(t, db, v1alpha1.ConditionAvailable, metav1.ConditionFalse, "FormatRefused")
 	if !strings.Contains(cond.Message, "data of no kind blkid knows") || !strings.Contains(cond.Message, "reformatToken") {
 		t.Errorf("message %q should say the device holds foreign data and how to confirm a format", cond.Message)
@@ -827,6 +837,12 @@ func TestZonedClaim(t *testing.T) {
 	report, _ := preflightReport(t, "nullb0") // any fit device: the claim's device is inspected by the same code
 	finishPreflight(t, db, report, true)
 	waitCondition(t, db, v1alpha1.ConditionDeviceReady, metav1.ConditionTrue, "PreflightPassed")
+	fj := &batchv1.Job{}
+	waitObject(t, client.ObjectKey{Namespace: ns, Name: db.FormatJobName()}, fj)
+	if !claimsDevice(fj.Spec.Template.Spec.Volumes, "zns-claim") {
+		t.Errorf("the format Job does not use the user's claim")
+	}
+	finishJob(t, db, db.FormatJobName(), resources.FormatContainer, formatReport(t, fsformat.ActionKeep, "capture/nullb0/09-df-empty.stdout"), true)
 	sts := &appsv1.StatefulSet{}
 	waitObject(t, client.ObjectKey{Namespace: ns, Name: db.StatefulSetName()}, sts)
 	if !claimsDevice(sts.Spec.Template.Spec.Volumes, "zns-claim") {

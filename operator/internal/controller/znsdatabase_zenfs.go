@@ -19,54 +19,34 @@ import (
 	"github.com/zns-mysql/zns-mysql/operator/internal/dbinit"
 	"github.com/zns-mysql/zns-mysql/operator/internal/event"
 	"github.com/zns-mysql/zns-mysql/operator/internal/fsformat"
-	"github.com/zns-mysql/zns-mysql/operator/internal/opmetrics"
 	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zbd"
 )
 
-// readFormatReport reads the format step's report from the mysqld pod into status.zenfs, overlaid with the
-// newer space the readiness probe published on the pod, and stops with a condition and an Event when the step
-// refused the device or failed.
-func (r *ZNSDatabaseReconciler) readFormatReport(ctx context.Context, db *v1alpha1.ZNSDatabase) (*ctrl.Result, error) {
+// readZenFSSpace overlays status.filesystem.zenfs with the newer space the readiness probe published on the
+// mysqld pod; the format Job's report gave the first figures.
+func (r *ZNSDatabaseReconciler) readZenFSSpace(ctx context.Context, db *v1alpha1.ZNSDatabase) error {
+	fs := db.Status.Filesystem
+	if fs == nil {
+		return nil
+	}
 	pod := &corev1.Pod{}
 	err := r.Get(ctx, client.ObjectKey{Namespace: db.Namespace, Name: db.PodName()}, pod)
 	if apierrors.IsNotFound(err) {
-		return nil, nil
+		return nil
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
-	term := formatTermination(pod)
-	if term == nil {
-		return nil, nil
+	z := &v1alpha1.ZenFSSpaceStatus{}
+	if fs.ZenFS != nil {
+		z = fs.ZenFS.DeepCopy()
 	}
-	report, raw := parseReport(term)
-	wasFormatted := isFormatted(db)
-	if report != nil && report.Filesystem != nil {
-		fs := filesystemStatus(report.Filesystem)
-		if fs.ZenFS != nil {
-			carrySpace(db.Status.ZenFSSpace(), fs.ZenFS)
-			r.applySpace(ctx, db, fs.ZenFS, pod)
-		}
-		db.Status.Filesystem = fs
+	r.applySpace(ctx, db, z, pod)
+	if z.MeasuredAt != nil || z.Error != "" {
+		fs.ZenFS = z
 	}
-	// The zone capacity is only in the zone report, which format is the first to read for a zonedDevice.
-	if report != nil && report.Device != nil && report.Device.ZoneCapacityBytes > 0 && db.Status.Device != nil {
-		db.Status.Device.ZoneCapacity = quantity(report.Device.ZoneCapacityBytes)
-	}
-	if term.ExitCode == 0 {
-		if report != nil && report.Filesystem != nil && report.Filesystem.Action == fsformat.ActionFormat && !wasFormatted {
-			r.verdict(db, opmetrics.StepFormat, event.Formatted, fmt.Sprintf("created ZenFS on %s: %s", describeDevice(db), report.Filesystem.Reason))
-		}
-		return nil, nil
-	}
-	reason, ev, detail := formatFailure(report, raw)
-	msg := fmt.Sprintf("the format step for %s stopped mysqld from starting: %s", describeDevice(db), detail)
-	if !isBlockedBy(db, reason) {
-		r.verdict(db, opmetrics.StepFormat, ev, msg)
-	}
-	blocked(db, reason, msg)
-	return &ctrl.Result{}, nil
+	return nil
 }
 
 // notOnZenFS reads what the readiness helper found when it asked the running mysqld for its rocksdb_fs_uri
@@ -104,19 +84,6 @@ func (r *ZNSDatabaseReconciler) notOnZenFS(ctx context.Context, db *v1alpha1.ZNS
 	return msg, nil
 }
 
-func formatTermination(pod *corev1.Pod) *corev1.ContainerStateTerminated {
-	for _, cs := range pod.Status.InitContainerStatuses {
-		if cs.Name != resources.FormatContainer {
-			continue
-		}
-		if cs.State.Terminated != nil {
-			return cs.State.Terminated
-		}
-		return cs.LastTerminationState.Terminated
-	}
-	return nil
-}
-
 // formatFailure names why the format step failed: a condition reason a user can act on (the device is busy,
 // zenfs aborted on the data, the aux directory is unusable, ...), the Event kind, and the detail.
 func formatFailure(report *dbinit.Report, raw string) (reason string, ev event.Event, detail string) {
@@ -148,15 +115,6 @@ func conditionReason(reason, fallback string) string {
 		return reason
 	}
 	return fallback
-}
-
-// carrySpace keeps in z the space the status already shows when it was measured after the format step's df
-// (by the readiness probe): the pod's annotation holds only the latest measurement, which may be a failure.
-func carrySpace(prev, z *v1alpha1.ZenFSSpaceStatus) {
-	if prev == nil || prev.MeasuredAt == nil || z.MeasuredAt == nil || !prev.MeasuredAt.After(z.MeasuredAt.Time) {
-		return
-	}
-	*z = *prev
 }
 
 // applySpace overlays z with the space the readiness probe published on the pod, when it is newer than what z
@@ -202,10 +160,6 @@ func shorten(s string, n int) string {
 		n--
 	}
 	return s[:n] + "…"
-}
-
-func isFormatted(db *v1alpha1.ZNSDatabase) bool {
-	return db.Status.Filesystem != nil && db.Status.Filesystem.Action == string(fsformat.ActionFormat)
 }
 
 // filesystemStatus is the format step's report as status.filesystem shows it, for every file system.

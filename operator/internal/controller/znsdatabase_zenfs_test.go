@@ -8,6 +8,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -18,6 +19,7 @@ import (
 	"github.com/zns-mysql/zns-mysql/operator/internal/dbinit"
 	"github.com/zns-mysql/zns-mysql/operator/internal/fsformat"
 	"github.com/zns-mysql/zns-mysql/operator/internal/podannotate"
+	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zbd"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zenfs"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zenfs/zenfscapture"
@@ -35,9 +37,27 @@ func zonedUpToPod(t *testing.T, name string) (*v1alpha1.ZNSDatabase, *appsv1.Sta
 		t.Fatalf("recorded nullb0 must pass: %s", report)
 	}
 	finishPreflight(t, db, report, true)
+	finishJob(t, db, db.FormatJobName(), resources.FormatContainer, formatReport(t, fsformat.ActionFormat, "capture/nullb0/09-df-empty.stdout"), true)
 	sts := &appsv1.StatefulSet{}
 	waitObject(t, client.ObjectKey{Namespace: ns, Name: db.StatefulSetName()}, sts)
 	return get(t, db), sts
+}
+
+// passFormat plays the format Job of a ZenFS database: it made ZenFS on the empty recorded nullb0.
+func passFormat(t *testing.T, db *v1alpha1.ZNSDatabase) {
+	t.Helper()
+	finishJob(t, db, db.FormatJobName(), resources.FormatContainer, formatReport(t, fsformat.ActionFormat, "capture/nullb0/09-df-empty.stdout"), true)
+}
+
+// zonedUpToFormat is zonedUpToPod up to the format Job, which has not finished.
+func zonedUpToFormat(t *testing.T, name string) *v1alpha1.ZNSDatabase {
+	t.Helper()
+	ns := newNamespace(t)
+	db := zonedDB(ns, name, "node-"+name, "nullb0")
+	create(t, db)
+	passPreflight(t, db, "nullb0")
+	waitObject(t, client.ObjectKey{Namespace: ns, Name: db.FormatJobName()}, &batchv1.Job{})
+	return get(t, db)
 }
 
 // formatReport is what `znsdb format` reports after zenfs df printed the captured output.
@@ -144,7 +164,7 @@ func TestZonedPodIdentity(t *testing.T) {
 func TestZenFSSpaceRefreshedWhileRunning(t *testing.T) {
 	requireEnv(t)
 	db, sts := zonedUpToPod(t, "space")
-	mysqlPod(t, db, sts, 0, formatReport(t, fsformat.ActionFormat, "capture/nullb0/09-df-empty.stdout"))
+	mysqlPod(t, db, sts)
 	var formatAt time.Time
 	eventually(t, "status.zenfs from the format step", func() error {
 		fs := get(t, db).Status.Filesystem
@@ -242,12 +262,12 @@ func TestFormatFailureReasons(t *testing.T) {
 		{"forged-reason", "FormatFailed", "FormatFailed", "x", dbinit.Report{Error: "x", ErrorReason: "not a valid reason!"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			db, sts := zonedUpToPod(t, "fail-"+tc.name)
+			db := zonedUpToFormat(t, "fail-"+tc.name)
 			b, err := tc.report.Encode()
 			if err != nil {
 				t.Fatal(err)
 			}
-			mysqlPod(t, db, sts, 1, string(b))
+			finishJob(t, db, db.FormatJobName(), resources.FormatContainer, string(b), false)
 			cond := waitCondition(t, db, v1alpha1.ConditionAvailable, metav1.ConditionFalse, tc.reason)
 			if !strings.Contains(cond.Message, tc.mention) {
 				t.Errorf("condition message %q lacks %q", cond.Message, tc.mention)
@@ -290,6 +310,7 @@ func TestDeviceWarningForFewOpenZones(t *testing.T) {
 	if w := get(t, db).Status.Device.Warnings; len(w) != 2 {
 		t.Errorf("status.device.warnings %q", w)
 	}
-	// Accepted: the database goes on to its StatefulSet.
+	// Accepted: the database goes on to its format Job and StatefulSet.
+	passFormat(t, db)
 	waitObject(t, client.ObjectKey{Namespace: ns, Name: db.StatefulSetName()}, &appsv1.StatefulSet{})
 }

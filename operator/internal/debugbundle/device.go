@@ -77,8 +77,8 @@ func (c *collector) reports(db *v1alpha1.ZNSDatabase, pods []corev1.Pod) {
 	if !db.HasBlockDevice() {
 		return
 	}
-	// A database with a device always has a preflight, and a format step (an init container for ZenFS, a Job
-	// for btrfs, f2fs, ext4 and xfs): say when there is none to read, since the reader will look for it.
+	// A database with a device always has a preflight Job and a format Job: say when there is no report to
+	// read, since the reader will look for it.
 	for _, container := range []string{resources.PreflightContainer, resources.FormatContainer} {
 		if !got[container] {
 			c.w.Fail(fmt.Sprintf("%s report of znsdatabase %s", container, db.Name),

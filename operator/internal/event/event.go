@@ -42,9 +42,11 @@ var (
 	FormatRefused   = Event{corev1.EventTypeWarning, "FormatRefused", "%s"}
 	FormatFailed    = Event{corev1.EventTypeWarning, "FormatFailed", "%s"}
 	Formatted       = Event{corev1.EventTypeNormal, "Formatted", "%s"}
-	SpaceFailed     = Event{corev1.EventTypeWarning, "ZenFSSpaceFailed", "%s"}
-	Available       = Event{corev1.EventTypeNormal, "Available", "mysqld is ready at %s"}
-	Unavailable     = Event{corev1.EventTypeWarning, "Unavailable", "%s"}
+	// Reformatting: mysqld is stopped so that the format Job can run, for a new reformatToken.
+	Reformatting = Event{corev1.EventTypeNormal, "Reformatting", "%s"}
+	SpaceFailed  = Event{corev1.EventTypeWarning, "ZenFSSpaceFailed", "%s"}
+	Available    = Event{corev1.EventTypeNormal, "Available", "mysqld is ready at %s"}
+	Unavailable  = Event{corev1.EventTypeWarning, "Unavailable", "%s"}
 	// NotOnZenFS: a ZenFS database's running mysqld does not keep MyRocks on the device (its rocksdb_fs_uri, as
 	// the readiness helper read it); the database is not Available.
 	NotOnZenFS     = Event{corev1.EventTypeWarning, "NotOnZenFS", "%s"}

@@ -269,8 +269,8 @@ type StatefulSetInput struct {
 	ConfigMapName string
 }
 
-// StatefulSet runs one mysqld. In zoned mode an init container formats the device by the format policy
-// (re-running the preflight first) before mysqld starts.
+// StatefulSet runs one mysqld, on a device the format Job has made ready (ZenFS: the raw device; the others: the
+// file system the kubelet mounts) or on a volume.
 func StatefulSet(db *v1alpha1.ZNSDatabase, in StatefulSetInput) *appsv1ac.StatefulSetApplyConfiguration {
 	mounts := []*corev1ac.VolumeMountApplyConfiguration{
 		corev1ac.VolumeMount().WithName(v1alpha1.DataClaimTemplateName).WithMountPath(v1alpha1.DataMountPath),
@@ -316,17 +316,7 @@ func StatefulSet(db *v1alpha1.ZNSDatabase, in StatefulSetInput) *appsv1ac.Statef
 				WithFieldRef(corev1ac.ObjectFieldSelector().WithFieldPath("metadata.name"))),
 			corev1ac.EnvVar().WithName(podNamespaceEnv).WithValueFrom(corev1ac.EnvVarSource().
 				WithFieldRef(corev1ac.ObjectFieldSelector().WithFieldPath("metadata.namespace"))))
-		spec.WithServiceAccountName(db.ServiceAccountName()).WithAutomountServiceAccountToken(true)
-		format := corev1ac.Container().
-			WithName(FormatContainer).
-			WithImage(in.Image).
-			WithCommand(FormatCommand(db)...).
-			WithEnv(corev1ac.EnvVar().WithName("ZNS_REFORMAT_TOKEN").WithValue(db.Spec.Format.ReformatToken)).
-			WithTerminationMessagePolicy(corev1.TerminationMessageFallbackToLogsOnError).
-			WithSecurityContext(containerSecurity()).
-			WithVolumeDevices(device).
-			WithVolumeMounts(mounts[0], mounts[3])
-		spec.WithInitContainers(format).
+		spec.WithServiceAccountName(db.ServiceAccountName()).WithAutomountServiceAccountToken(true).
 			WithVolumes(corev1ac.Volume().WithName(volumeZoned).WithPersistentVolumeClaim(
 				corev1ac.PersistentVolumeClaimVolumeSource().WithClaimName(db.DeviceClaimName())))
 	}
@@ -376,22 +366,33 @@ func readinessProbe(db *v1alpha1.ZNSDatabase) *corev1ac.ProbeApplyConfiguration 
 		WithPeriodSeconds(5).WithTimeoutSeconds(timeout).WithFailureThreshold(3)
 }
 
-// FormatCommand is the init step: preflight again (the device may have changed since the Job ran), then the
-// format policy. The reformat token travels in the environment so that it is read from one place.
+// FormatCommand is the format Job's command, one for every file system: preflight again (the device may have
+// changed since the preflight Job ran), then the format rule. ZenFS adds its aux directory on the data claim and
+// its finish threshold; storage.device its precondition. The reformat token travels in the environment so that it
+// is read from one place.
 func FormatCommand(db *v1alpha1.ZNSDatabase) []string {
 	policy := db.Spec.Format.Policy
 	if policy == "" {
 		policy = v1alpha1.FormatIfNeeded
 	}
-	if db.MountsFormattedFilesystem() {
-		return formattedFilesystemCommand(db, policy)
-	}
-	return []string{helperBinary, "format",
-		"--device", db.ZonedDeviceName(),
-		"--aux-path", v1alpha1.ZenFSAuxDir,
+	cmd := []string{helperBinary, "format",
+		"--device", db.DeviceName(),
+		"--filesystem", db.FormattedFilesystem(),
 		"--policy", string(policy),
-		"--finish-threshold", strconv.Itoa(int(db.Spec.Format.ZenFSFinishThreshold)),
 	}
+	if db.UsesZenFS() {
+		cmd = append(cmd, "--aux-path", v1alpha1.ZenFSAuxDir,
+			"--finish-threshold", strconv.Itoa(int(db.Spec.Format.ZenFSFinishThreshold)))
+	}
+	return append(cmd, PreconditionPlan(db.DevicePrecondition()).Args()...)
+}
+
+// DataClaim is the claim of the datadir volume that holds ZenFS's aux directory: the StatefulSet's claim
+// template would make it for the pod, but the format Job needs it first, so the operator makes it under the name
+// the StatefulSet adopts. Like the StatefulSet's, it has no owner: deleting the database keeps it.
+func DataClaim(db *v1alpha1.ZNSDatabase) *corev1ac.PersistentVolumeClaimApplyConfiguration {
+	t := dataClaimTemplate(db)
+	return corev1ac.PersistentVolumeClaim(db.DataClaimName(), db.Namespace).WithLabels(t.Labels).WithSpec(t.Spec)
 }
 
 func dataClaimTemplate(db *v1alpha1.ZNSDatabase) *corev1ac.PersistentVolumeClaimApplyConfiguration {

@@ -9,12 +9,13 @@ import (
 	"github.com/zns-mysql/zns-mysql/operator/internal/precondition"
 )
 
-// FormatJob makes the file system of MountsFormattedFilesystem (a zoned btrfs or f2fs, or storage.device's ext4
-// or xfs) on the device through its Block claim, with the same safety as the ZenFS format step (znsdb format
-// --filesystem): nothing that is not empty or not its own is formatted without a new reformat token. For
-// storage.device it may precondition the whole device with fio first. It runs before anything mounts the
-// device, and writes its report as the termination message. Unprivileged: mkfs, fio and zone resets need only
-// the device opened for writing (zone resets: kernel 5.14+).
+// FormatJob makes the database's file system (zenfs, a zoned btrfs or f2fs, or storage.device's ext4 or xfs) on
+// the device through its Block claim, by the one format rule (znsdb format --filesystem): nothing that is not
+// empty or not its own is formatted without a new reformat token. ZenFS gets its aux directory on the data
+// claim; storage.device may be preconditioned whole with fio first. It runs before mysqld (which the operator
+// stops first when a new token asks for a re-format), and writes its report as the termination message.
+// Unprivileged: mkfs, zenfs, fio and zone resets need only the device opened for writing (zone resets: kernel
+// 5.14+).
 //
 // With storage.device.precondition.driveCounters, the drive sidecar of the Benchmarks (benchImage's znsbench
 // drive) reads the drive's NVMe counters before and after the Job's writes; without a bench image it is left out,
@@ -24,7 +25,7 @@ func FormatJob(db *v1alpha1.ZNSDatabase, image, benchImage string) *batchv1ac.Jo
 		WithName(FormatContainer).
 		WithImage(image).
 		WithCommand(FormatCommand(db)...).
-		WithEnv(corev1ac.EnvVar().WithName("ZNS_REFORMAT_TOKEN").WithValue(db.Spec.Format.ReformatToken)).
+		WithEnv(corev1ac.EnvVar().WithName(ReformatTokenEnv).WithValue(db.Spec.Format.ReformatToken)).
 		WithTerminationMessagePolicy(corev1.TerminationMessageFallbackToLogsOnError).
 		WithSecurityContext(containerSecurity()).
 		WithVolumeDevices(corev1ac.VolumeDevice().WithName(volumeZoned).WithDevicePath(db.DevicePath())).
@@ -36,6 +37,11 @@ func FormatJob(db *v1alpha1.ZNSDatabase, image, benchImage string) *batchv1ac.Jo
 			corev1ac.Volume().WithName(volumeZoned).WithPersistentVolumeClaim(
 				corev1ac.PersistentVolumeClaimVolumeSource().WithClaimName(db.DeviceClaimName())),
 			corev1ac.Volume().WithName(volumeTmp).WithEmptyDir(corev1ac.EmptyDirVolumeSource()))
+	if db.UsesZenFS() {
+		c.WithVolumeMounts(corev1ac.VolumeMount().WithName(v1alpha1.DataClaimTemplateName).WithMountPath(v1alpha1.DataMountPath))
+		spec.WithVolumes(corev1ac.Volume().WithName(v1alpha1.DataClaimTemplateName).WithPersistentVolumeClaim(
+			corev1ac.PersistentVolumeClaimVolumeSource().WithClaimName(db.DataClaimName())))
+	}
 	if FormatDriveCounters(db) && benchImage != "" {
 		args := []string{runnerBinary, "drive", "--phase", BenchPhasePrecondition, "--target", db.Name,
 			"--device", db.DeviceName(), "--dir", DriveDir, "--counters"}
@@ -52,6 +58,10 @@ func FormatJob(db *v1alpha1.ZNSDatabase, image, benchImage string) *batchv1ac.Jo
 				WithLabels(db.Labels(ComponentFormat)).
 				WithSpec(spec)))
 }
+
+// ReformatTokenEnv carries spec.format.reformatToken to znsdb format; the operator reads it back from the Job to
+// know which token a report answers.
+const ReformatTokenEnv = "ZNS_REFORMAT_TOKEN"
 
 // FormatDriveCounters reports whether the format Job reads the drive's counters around its writes.
 func FormatDriveCounters(db *v1alpha1.ZNSDatabase) bool {
@@ -85,17 +95,6 @@ func filesystemFlag(db *v1alpha1.ZNSDatabase) []string {
 		return nil
 	}
 	return []string{"--filesystem", db.FormattedFilesystem()}
-}
-
-// formattedFilesystemCommand is FormatCommand for btrfs, f2fs, ext4 and xfs: no aux directory, no finish
-// threshold; storage.device's precondition, when there is one.
-func formattedFilesystemCommand(db *v1alpha1.ZNSDatabase, policy v1alpha1.FormatPolicy) []string {
-	cmd := []string{helperBinary, "format",
-		"--device", db.DeviceName(),
-		"--filesystem", db.FormattedFilesystem(),
-		"--policy", string(policy),
-	}
-	return append(cmd, PreconditionPlan(db.DevicePrecondition()).Args()...)
 }
 
 // PreconditionPlan is the plan znsdb format runs for spec (disabled when spec is nil), with the API's defaults

@@ -11,12 +11,14 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
 	"github.com/zns-mysql/zns-mysql/operator/internal/dbinit"
 	"github.com/zns-mysql/zns-mysql/operator/internal/fsformat"
+	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zbd"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zonedfs"
 )
@@ -198,4 +200,103 @@ func TestZonedFilesystemAdmission(t *testing.T) {
 	if err := k8s.Create(ctx, bad); err == nil || !slices.ContainsFunc([]string{"zenfs", "btrfs"}, func(s string) bool { return strings.Contains(err.Error(), s) }) {
 		t.Errorf("filesystem ext4 on a zoned device: %v; want the enum refusal", err)
 	}
+}
+
+// TestReformatTokenSameForEveryFilesystem: a new reformatToken means the same for ZenFS and for a file system the
+// kubelet mounts: mysqld is stopped, the format Job runs again with the token, and mysqld comes back on its
+// report. Taking the token away restarts nothing.
+func TestReformatTokenSameForEveryFilesystem(t *testing.T) {
+	requireEnv(t)
+	for _, tc := range []struct {
+		fs     string
+		db     func(ns string) *v1alpha1.ZNSDatabase
+		report func(t *testing.T, token string) string
+	}{
+		{"zenfs", func(ns string) *v1alpha1.ZNSDatabase { return zonedDB(ns, "re-zenfs", "node-re-zenfs", "nullb0") },
+			func(t *testing.T, _ string) string {
+				return formatReport(t, fsformat.ActionFormat, "capture/nullb0/09-df-empty.stdout")
+			}},
+		{"btrfs", func(ns string) *v1alpha1.ZNSDatabase { return btrfsDB(ns, "re-btrfs", "node-re-btrfs", "nullb0") },
+			func(t *testing.T, token string) string {
+				return zonedFSReport(t, fsformat.Input{Want: fsformat.Labelled{FS: zonedfs.Btrfs}, Policy: fsformat.PolicyIfNeeded,
+					Token: token, Found: fsformat.Observed{Empty: true}}, "u-"+token)
+			}},
+	} {
+		t.Run(tc.fs, func(t *testing.T) {
+			ns := newNamespace(t)
+			db := tc.db(ns)
+			create(t, db)
+			passPreflight(t, db, "nullb0")
+			finishJob(t, db, db.FormatJobName(), resources.FormatContainer, tc.report(t, ""), true)
+			sts := &appsv1.StatefulSet{}
+			waitObject(t, client.ObjectKey{Namespace: ns, Name: db.StatefulSetName()}, sts)
+			db = get(t, db)
+			mysqlPod(t, db, sts)
+
+			patchToken(t, db, "2026-11-27")
+			msg := waitEvent(t, db, "Reformatting")
+			if !strings.Contains(msg, `reformatToken "2026-11-27" is new`) || !strings.Contains(msg, "ALL its data") {
+				t.Errorf("event %q", msg)
+			}
+			eventually(t, "the StatefulSet deleted", func() error {
+				return absent(client.ObjectKey{Namespace: ns, Name: db.StatefulSetName()}, &appsv1.StatefulSet{})
+			})
+			eventually(t, "Reformatting, waiting for mysqld's pod", func() error {
+				c := meta.FindStatusCondition(get(t, db).Status.Conditions, v1alpha1.ConditionAvailable)
+				if c == nil || c.Reason != "Reformatting" || !strings.Contains(c.Message, "waiting for pod "+db.PodName()) {
+					return fmt.Errorf("condition %+v", c)
+				}
+				return nil
+			})
+			consistently(t, "no format Job while mysqld's pod exists", time.Second, func() error {
+				job := &batchv1.Job{}
+				if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: db.FormatJobName()}, job); err == nil && jobEnv(job) == "2026-11-27" {
+					return errors.New("a format Job with the new token runs beside mysqld")
+				}
+				return nil
+			})
+			// The garbage collector's part: envtest runs none.
+			if err := k8s.Delete(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: db.PodName()}}); err != nil {
+				t.Fatal(err)
+			}
+			eventually(t, "a format Job with the new token", func() error {
+				job := &batchv1.Job{}
+				if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: db.FormatJobName()}, job); err != nil {
+					return err
+				}
+				if got := jobEnv(job); got != "2026-11-27" {
+					return fmt.Errorf("format Job token %q", got)
+				}
+				return nil
+			})
+			finishJob(t, db, db.FormatJobName(), resources.FormatContainer, tc.report(t, "2026-11-27"), true)
+			waitObject(t, client.ObjectKey{Namespace: ns, Name: db.StatefulSetName()}, &appsv1.StatefulSet{})
+			if fs := get(t, db).Status.Filesystem; fs == nil || fs.ReformatToken != "2026-11-27" || fs.Type != tc.fs {
+				t.Errorf("status.filesystem %+v", fs)
+			}
+
+			patchToken(t, get(t, db), "")
+			consistently(t, "taking the token away restarts nothing", time.Second, func() error {
+				return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: db.StatefulSetName()}, &appsv1.StatefulSet{})
+			})
+		})
+	}
+}
+
+func patchToken(t *testing.T, db *v1alpha1.ZNSDatabase, token string) {
+	t.Helper()
+	patch := client.MergeFrom(db.DeepCopy())
+	db.Spec.Format.ReformatToken = token
+	if err := k8s.Patch(ctx, db, patch); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func jobEnv(job *batchv1.Job) string {
+	for _, e := range job.Spec.Template.Spec.Containers[0].Env {
+		if e.Name == resources.ReformatTokenEnv {
+			return e.Value
+		}
+	}
+	return ""
 }
