@@ -44,6 +44,10 @@
 #   --timeout SECONDS  kill QEMU after this long (default 300); exit 124
 #   --console FILE     save the guest's console (kernel messages) to FILE
 #   --guest-dir DIR    use this built guest instead of running build-guest.sh
+#   --kernel 6.1|current
+#                      which pinned guest kernel build-guest.sh builds (ZNS_QEMU_KERNEL;
+#                      default 6.1): current is Debian's newest packaged kernel
+#                      (versions.mk's QEMU_GUEST_KERNEL_CURRENT_*)
 #   --append PARAMS    extra kernel command-line parameters
 #   --hostfwd HOSTPORT:GUESTPORT
 #                      give the guest a network interface (QEMU user networking,
@@ -62,8 +66,9 @@
 #
 # CMD runs under bash in the guest, as root, with stdin from /dev/null; its
 # stdout and stderr (one stream) are printed on stdout once QEMU has exited. The
-# guest has busybox, bash, fio, blkzone, the project's nullblk-zoned.sh (on
-# PATH), null_blk, nvme and configfs modules, and ZNS_QEMU_GUEST=1 (and with
+# guest has busybox, bash, fio, blkzone, the project's nullblk-zoned.sh and
+# zloop-zoned.sh (on PATH), null_blk, nvme and configfs modules (zloop where the
+# kernel has it), and ZNS_QEMU_GUEST=1 (and with
 # --userland, everything the host has).
 #
 # Exit status: CMD's; 124 when the timeout killed the guest; 125 when the guest
@@ -104,6 +109,9 @@ while (($#)); do
     --timeout) timeout_s=${2:?}; shift 2 ;;
     --console) console_out=${2:?}; shift 2 ;;
     --guest-dir) guest_dir=${2:?}; shift 2 ;;
+    --kernel)
+      [[ "${2:-}" == 6.1 || "${2:-}" == current ]] || die "--kernel takes 6.1 or current"
+      export ZNS_QEMU_KERNEL=$2; shift 2 ;;
     --append) append=${2?}; shift 2 ;;
     --hostfwd)
       [[ "${2:-}" =~ ^[0-9]+:[0-9]+$ ]] || die "--hostfwd needs HOSTPORT:GUESTPORT (e.g. 16443:6443)"
@@ -227,8 +235,8 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 ctl="$tmp/ctl"
 mkdir -p "$ctl/bin"
-cp "$repo_root/hack/nullblk-zoned.sh" "$ctl/bin/nullblk-zoned.sh"
-chmod 0755 "$ctl/bin/nullblk-zoned.sh"
+cp "$repo_root/hack/nullblk-zoned.sh" "$repo_root/hack/zloop-zoned.sh" "$ctl/bin/"
+chmod 0755 "$ctl/bin/nullblk-zoned.sh" "$ctl/bin/zloop-zoned.sh"
 
 # --- QEMU command line --------------------------------------------------------------
 qemu=(qemu-system-x86_64 -accel "$accel" -M q35 -cpu max -smp "$smp" -m "$mem"
@@ -318,6 +326,13 @@ fi
   printf 'share=%q n_nvme=%d n_disks=%d workdir=%q userland=%d network=%d\n' "$share" "$n_nvme" "$n_disks" "$workdir" "$userland" "${#hostfwd[@]}"
   printf 'nvme_names=%q\n' "${nvme_names[*]}"
   cat <<'EOF'
+# modprobe_present MODULE...: load those of the modules this kernel has (the CRC helpers that 6.1 looks up
+# by name are a built-in library from 6.14 on, and their modules are gone)
+modprobe_present() {
+  local m have=()
+  for m; do grep -q "/${m}\.ko" "/lib/modules/$(uname -r)/modules.dep" && have+=("$m"); done
+  ((${#have[@]} == 0)) || modprobe -a "${have[@]}"
+}
 if [[ -n "$share" ]]; then
   mkdir -p "$share" || fail "cannot create ${share}"
   # cache=loose: executables run from the share start 10-50x faster than with
@@ -328,7 +343,7 @@ if [[ -n "$share" ]]; then
 fi
 if ((n_nvme > 0)); then
   # nvme-core finds its CRC helpers by algorithm name, not through modules.dep
-  modprobe -a crc64_rocksoft_generic crct10dif_generic || fail "cannot load the CRC helpers of nvme"
+  modprobe_present crc64_rocksoft_generic crct10dif_generic || fail "cannot load the CRC helpers of nvme"
   # QEMU 10 (not 7.2) sets CMIC bit 1 (more than one controller may reach the subsystem), for which a kernel with
   # NVMe multipath makes nvme<N>n1 a bio-based head device: no I/O scheduler (ZenFS needs mq-deadline),
   # no zone open/active limits and, on 6.1, no I/O statistics; the real disk is the hidden path device
@@ -377,7 +392,8 @@ if ((userland)); then
   # The host's programs on the guest's kernel: the host's root read-only, the
   # guest's own kernel file systems and scratch space over it. Modules are
   # loaded here: inside, modprobe would look for them on the host.
-  modprobe -a btrfs f2fs xfs ext4 crc32c_generic xxhash_generic || fail "cannot load the file system modules"
+  modprobe -a btrfs f2fs xfs ext4 || fail "cannot load the file system modules"
+  modprobe_present crc32c_generic xxhash_generic || fail "cannot load crc32c_generic and xxhash_generic"
   # veth, overlay, loop: pod interfaces, root file systems and block-volume pins of a kubelet in the guest
   # (docs/zoned-node.md)
   modprobe -a veth overlay loop || fail "cannot load veth, overlay and loop"
