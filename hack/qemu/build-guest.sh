@@ -193,8 +193,10 @@ if [[ -n "$KSUITE" ]]; then
   mkdir -p "$APTDIR"/{sources.list.d,preferences.d,lists/partial,cache/archives/partial} ||
     die "cannot create the private apt directory ${APTDIR}"
   [[ -e "$APTDIR/status" ]] || : >"$APTDIR/status"
+  mirror=$(debian_mirror) ||
+    die "step 'find the Debian mirror' failed: apt-get indextargets names no source for this machine's release; add one to /etc/apt/sources.list.d (a Debian mirror's main component)"
   printf '%s\n' "# written by hack/qemu/build-guest.sh for ${KPKG} ${KVER} (versions.mk)" "Types: deb" \
-    "URIs: http://deb.debian.org/debian" "Suites: ${KSUITE}" "Components: main" \
+    "URIs: ${mirror}" "Suites: ${KSUITE}" "Components: main" \
     "Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg" >"$APTDIR/sources.list.d/kernel.sources"
 fi
 # apt_k_update: the private lists, fetched when missing or when they lack the pinned version
@@ -204,7 +206,7 @@ apt_k_update() {
     t=$(now)
     apt_k apt-get update -q >"$WORK/update.log" 2>&1 || {
       cat "$WORK/update.log" >&2
-      die "step 'apt-get update of ${KSUITE}' failed (above): check that this machine reaches deb.debian.org and that /usr/share/keyrings/debian-archive-keyring.gpg (Debian package debian-archive-keyring) knows ${KSUITE}'s key"
+      die "step 'apt-get update of ${KSUITE}' failed (above): check that this machine reaches its Debian mirror and that /usr/share/keyrings/debian-archive-keyring.gpg (Debian package debian-archive-keyring) knows ${KSUITE}'s key"
     }
     log "fetched the ${KSUITE} package lists in $(elapsed "$t")"
   fi
