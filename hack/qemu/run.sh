@@ -262,7 +262,7 @@ if ((${#hostfwd[@]})); then
 fi
 
 # i counts controllers, img_i images; nvme_names are the block devices the guest waits for
-i=0 img_i=0 zns_ctrl=-1 zns_nsid=0 nvme_names=()
+i=0 img_i=0 zns_ctrl=-1 zns_nsid=0 nvme_names=() nvme_serials=()
 for entry in "${nvme[@]}"; do
   spec=${entry#*:} img="$tmp/nvme$img_i.img"
   img_i=$((img_i + 1))
@@ -280,6 +280,7 @@ for entry in "${nvme[@]}"; do
       continue
     fi
     zns_ctrl=$i zns_nsid=1
+    nvme_serials+=("zns$i")
     qemu+=(-device "nvme,serial=zns$i,id=nvme$i"
       -drive "file=$img,id=zns$i,format=raw,if=none"
       -device "nvme-ns,drive=zns$i,bus=nvme$i,nsid=1,logical_block_size=$lbs,physical_block_size=$lbs,$zoned")
@@ -292,8 +293,10 @@ for entry in "${nvme[@]}"; do
       # FDP lives in an NVM subsystem's endurance group (QEMU has one, id 1)
       qemu+=(-device "nvme-subsys,id=subsys$i,nqn=zns-fdp$i,fdp=on,fdp.runs=96M,fdp.nrg=1,fdp.nruh=8")
       ctrl+=",serial=fdp$i,subsys=subsys$i" ns+=",fdp.ruhs=0-7"
+      nvme_serials+=("fdp$i")
     else
       ctrl+=",serial=conv$i"
+      nvme_serials+=("conv$i")
     fi
     qemu+=(-device "$ctrl" -drive "file=$img,id=nvmeimg$i,format=raw,if=none" -device "$ns")
   fi
@@ -324,7 +327,7 @@ fi
   echo 'cut -d" " -f1 /proc/uptime >"$ctl/boot-seconds"'
   echo 'fail() { echo "qemu-guest: $*" >>"$ctl/output"; echo "$*" >"$ctl/setup-error"; dmesg >"$ctl/dmesg" 2>&1; exit 0; }'
   printf 'share=%q n_nvme=%d n_disks=%d workdir=%q userland=%d network=%d\n' "$share" "$n_nvme" "$n_disks" "$workdir" "$userland" "${#hostfwd[@]}"
-  printf 'nvme_names=%q\n' "${nvme_names[*]}"
+  printf 'nvme_names=%q nvme_serials=%q\n' "${nvme_names[*]}" "${nvme_serials[*]}"
   cat <<'EOF'
 # modprobe_present MODULE...: load those of the modules this kernel has (the CRC helpers that 6.1 looks up
 # by name are a built-in library from 6.14 on, and their modules are gone)
@@ -349,12 +352,27 @@ if ((n_nvme > 0)); then
   # no zone open/active limits and, on 6.1, no I/O statistics; the real disk is the hidden path device
   # nvme<N>c<N>n1. Without multipath the namespace is a plain disk, as a single-ported drive's is.
   modprobe nvme_core multipath=N || fail "cannot load nvme_core with multipath=N"
+  # Each controller in its own subsystem: the kernel names a namespace nvme<N>n<NSID> with N the controller's
+  # instance, given as the driver probes them. nvme probes asynchronously, so with autoprobe the instances can
+  # come out of order (seen on 7.3 with two controllers: the conventional namespace became nvme0n1). Binding
+  # one controller at a time, in PCI order (QEMU's, the order of the options), makes N that order.
+  echo 0 >/sys/bus/pci/drivers_autoprobe || fail "cannot turn off PCI autoprobe"
   modprobe nvme || fail "cannot load nvme"
-  # each controller in its own subsystem: the kernel names a namespace nvme<N>n<NSID> with N the controller's
-  # instance, given in PCI order, the order of the options
+  for d in /sys/bus/pci/devices/*; do
+    read -r class <"$d/class" && [[ "$class" == 0x010802 ]] || continue
+    echo "${d##*/}" >/sys/bus/pci/drivers/nvme/bind || fail "cannot bind the NVMe controller ${d##*/} to nvme"
+  done
+  echo 1 >/sys/bus/pci/drivers_autoprobe || fail "cannot turn PCI autoprobe back on"
   for n in $nvme_names; do
     for ((w = 0; w < 200; w++)); do [[ -e /sys/block/$n && -e /dev/$n ]] && break; sleep 0.05; done
     [[ -e /dev/$n ]] || fail "$n did not appear"
+  done
+  # the serial is read with the controller's identify data, which is there once its namespaces are
+  c=0
+  for want in $nvme_serials; do
+    read -r got <"/sys/class/nvme/nvme$c/serial" || got=missing
+    [[ "$got" == "$want" ]] || fail "the NVMe controller nvme$c has serial '${got}', not ${want}: the namespaces are not in the order of the options"
+    c=$((c + 1))
   done
 fi
 if ((n_disks > 0)); then
