@@ -67,6 +67,15 @@ QEMU_GUEST_KERNEL_CURRENT_SUITE := trixie-backports
 QEMU_GUEST_KERNEL_CURRENT_PACKAGE := linux-image-7.3.4+deb13-amd64
 QEMU_GUEST_KERNEL_CURRENT_VERSION := 7.3.4-1~bpo13+1
 
+# The zoned-XFS tools for the current-kernel guest (hack/qemu/build-xfs-userland.sh): xfsprogs >= 6.15 makes
+# zoned XFS (data on the realtime device's sequential zones); bookworm has 6.1, trixie 6.13. A throwaway
+# debootstrap --variant=minbase chroot of this suite in the cache, with xfsprogs at this version (checked
+# on 2026-11-27: 7.2.0-1 in sid and forky); the guest runs it chrooted over the host's userland
+# (run.sh --userland). Sid keeps only its newest build: when apt no longer offers this one, the script
+# says which it offers.
+XFS_USERLAND_SUITE := sid
+XFS_USERLAND_XFSPROGS_VERSION := 7.2.0-1
+
 # QEMU for the test guest (hack/qemu), installed by hack/install-deps.sh: Debian's qemu-system-x86 (with
 # qemu-system-common and qemu-system-data at the same version, and bookworm-backports' seabios) from
 # bookworm-backports, which rebuilds trixie's QEMU 10.0 for bookworm (bookworm itself has 7.2). The NVMe log
