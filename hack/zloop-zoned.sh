@@ -31,6 +31,9 @@
 #          unless --delete-files (with the --base-dir they were made in) deletes DIR/<ID>/ as well.
 # list     prints the zloop devices that exist (/dev/zloopN), one a line.
 #
+# Environment: ZLOOP_MODULE=FILE loads FILE (a zloop.ko built for the running kernel, e.g. by
+# hack/qemu/build-zloop-module.sh) with insmod instead of modprobe zloop, for kernels built without it.
+#
 # Exit status: 0 done; 1 an error (the message says which step and what to do); 2 usage; 3 this kernel has
 # no zloop.
 set -euo pipefail
@@ -95,7 +98,14 @@ check_kernel() {
     local out=""
     if [[ ! -d "$SYSFS/module/zloop" ]]; then
       command -v modprobe >/dev/null 2>&1 || no_zloop "zloop is not loaded and there is no modprobe (Debian package: kmod)"
-      out=$(modprobe zloop 2>&1) || no_zloop "modprobe zloop: ${out:-failed}"
+      if [[ -n "${ZLOOP_MODULE:-}" ]]; then
+        [[ -r "$ZLOOP_MODULE" ]] || die "ZLOOP_MODULE=${ZLOOP_MODULE}: no such file"
+        out=$(insmod "$ZLOOP_MODULE" 2>&1) ||
+          die "step 'insmod ${ZLOOP_MODULE}' failed (${out:-insmod failed}): was it built for kernel $(uname -r)? (modinfo shows its vermagic)"
+        log "loaded zloop from ${ZLOOP_MODULE}"
+      else
+        out=$(modprobe zloop 2>&1) || no_zloop "modprobe zloop: ${out:-failed}"
+      fi
     fi
     # devtmpfs makes the node at once; under udev it may take a moment
     local w
