@@ -66,6 +66,11 @@ QEMU_GUEST_KERNEL_VERSION := 6.1.176-1
 QEMU_GUEST_KERNEL_CURRENT_SUITE := trixie-backports
 QEMU_GUEST_KERNEL_CURRENT_PACKAGE := linux-image-7.3.4+deb13-amd64
 QEMU_GUEST_KERNEL_CURRENT_VERSION := 7.3.4-1~bpo13+1
+# hack/qemu/build-zloop-module.sh builds zloop.ko out of tree for that kernel (opt-in; Debian's kernel lacks
+# it) in a debootstrap chroot of this suite, with the kernel's suite added for linux-headers-<release> and
+# linux-source-<major.minor> at QEMU_GUEST_KERNEL_CURRENT_VERSION (the headers bring gcc-14, the kernel's own
+# compiler). trixie: the suite that trixie-backports builds for.
+ZLOOP_BUILD_SUITE := trixie
 
 # The zoned-XFS tools for the current-kernel guest (hack/qemu/build-xfs-userland.sh): xfsprogs >= 6.15 makes
 # zoned XFS (data on the realtime device's sequential zones); bookworm has 6.1, trixie 6.13. A throwaway
