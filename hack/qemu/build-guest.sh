@@ -16,7 +16,7 @@
 #                                          initramfs rebuild does not download again)
 #   <kernel-release>_<debian-version>/     vmlinuz (and vmlinux, its ELF payload, for
 #                                          QEMU's PVH boot), initramfs.cpio, sysroot/,
-#                                          stamp, manifest
+#                                          stamp, manifest, kernel-release, config
 # The directory is reused while its stamp matches: a hash of this script, the
 # pins, the guest's init, and the path, size and mtime of every host file copied
 # into the initramfs (so a host upgrade of fio or its libraries rebuilds it). A
@@ -390,6 +390,8 @@ cp "$KIMG" "$OUT/vmlinuz"
   (cd "$OUT" && find sysroot -type f | LC_ALL=C sort | sed 's|^|9p:|')
 } >"$OUT/manifest"
 printf '%s\n' "$KREL" >"$OUT/kernel-release"
+# the kernel's config beside it, for what a test may ask before booting (CONFIG_BLK_DEV_ZONED_LOOP)
+cp "$KCONFIG" "$OUT/config"
 printf '%s\n' "$STAMP" >"$OUT/stamp"
 log "wrote initramfs.cpio ($(du -h "$OUT/initramfs.cpio" | cut -f1)) in $(elapsed "$t")"
 
