@@ -202,7 +202,10 @@ fi
 # apt_k_update: the private lists, fetched when missing or when they lack the pinned version
 apt_k_update() {
   [[ -n "$KSUITE" ]] || return 0
-  if [[ "$(apt_k apt-cache madison "$KPKG" 2>/dev/null)" != *"| ${KVER} |"* ]]; then
+  local offered
+  # madison pads its version column: compare the versions alone
+  offered=$(apt_k apt-cache madison "$KPKG" 2>/dev/null | awk -F'|' '{ gsub(/ /, "", $2); print $2 }') || true
+  if [[ $'\n'"$offered"$'\n' != *$'\n'"$KVER"$'\n'* ]]; then
     t=$(now)
     apt_k apt-get update -q >"$WORK/update.log" 2>&1 || {
       cat "$WORK/update.log" >&2
