@@ -52,6 +52,35 @@ HELM_VERSION := v3.22.0
 QEMU_GUEST_KERNEL_PACKAGE := linux-image-6.1.0-50-amd64
 QEMU_GUEST_KERNEL_VERSION := 6.1.176-1
 
+# The current-kernel tier of the QEMU guest, opt-in: ZNS_QEMU_KERNEL=current (hack/qemu/build-guest.sh;
+# the 6.1 pins above stay the default until this one has passed CI). Debian's newest packaged kernel,
+# from trixie-backports, downloaded through a private apt configuration under the cache (the host's apt
+# sources are not touched). From 7.x Debian splits the kernel: linux-image-<release> depends on
+# linux-base-, linux-binary- and linux-modules-<release> of the same version, which build-guest.sh
+# downloads with it; files live under usr/lib/modules/<release>/ (vmlinuz, config) and modules are
+# xz-compressed. Checked on 2026-11-27 (apt-cache madison): 7.3.4-1~bpo13+1 is trixie-backports' newest;
+# its config has CONFIG_BLK_DEV_ZONED=y, CONFIG_XFS_RT=y (zoned XFS), CONFIG_PVH=y, but NOT
+# CONFIG_BLK_DEV_ZONED_LOOP (zloop): no Debian kernel flavour (amd64, cloud, rt; sid's 7.2.13,
+# experimental's 7.3~rc7) builds it. Backports keep only a few builds: when apt no longer offers this one,
+# build-guest.sh says which it offers.
+QEMU_GUEST_KERNEL_CURRENT_SUITE := trixie-backports
+QEMU_GUEST_KERNEL_CURRENT_PACKAGE := linux-image-7.3.4+deb13-amd64
+QEMU_GUEST_KERNEL_CURRENT_VERSION := 7.3.4-1~bpo13+1
+# hack/qemu/build-zloop-module.sh builds zloop.ko out of tree for that kernel (opt-in; Debian's kernel lacks
+# it) in a debootstrap chroot of this suite, with the kernel's suite added for linux-headers-<release> and
+# linux-source-<major.minor> at QEMU_GUEST_KERNEL_CURRENT_VERSION (the headers bring gcc-14, the kernel's own
+# compiler). trixie: the suite that trixie-backports builds for.
+ZLOOP_BUILD_SUITE := trixie
+
+# The zoned-XFS tools for the current-kernel guest (hack/qemu/build-xfs-userland.sh): xfsprogs >= 6.15 makes
+# zoned XFS (data on the realtime device's sequential zones); bookworm has 6.1, trixie 6.13. A throwaway
+# debootstrap --variant=minbase chroot of this suite in the cache, with xfsprogs at this version (checked
+# on 2026-11-27: 7.2.0-1 in sid and forky); the guest runs it chrooted over the host's userland
+# (run.sh --userland). Sid keeps only its newest build: when apt no longer offers this one, the script
+# says which it offers.
+XFS_USERLAND_SUITE := sid
+XFS_USERLAND_XFSPROGS_VERSION := 7.2.0-1
+
 # QEMU for the test guest (hack/qemu), installed by hack/install-deps.sh: Debian's qemu-system-x86 (with
 # qemu-system-common and qemu-system-data at the same version, and bookworm-backports' seabios) from
 # bookworm-backports, which rebuilds trixie's QEMU 10.0 for bookworm (bookworm itself has 7.2). The NVMe log

@@ -51,3 +51,17 @@ elif [[ -n "${HOME:-}" ]]; then
 else
   die "no cache directory: set ZNS_CACHE_DIR, XDG_CACHE_HOME or HOME"
 fi
+
+# debian_mirror: the URI of the Debian archive this machine's apt uses for its own release (what a private
+# apt configuration or debootstrap of another suite should fetch from), e.g. .../debian/. Fails when apt
+# names no source for the release.
+debian_mirror() {
+  local codename="" uri
+  # shellcheck disable=SC1091 # the machine's own
+  codename=$(. /etc/os-release 2>/dev/null && printf '%s' "${VERSION_CODENAME:-}")
+  [[ -n "$codename" ]] || return 1
+  # shellcheck disable=SC2016 # $(...) is apt's own format syntax
+  uri=$(apt-get indextargets --format '$(REPO_URI) $(RELEASE)' 2>/dev/null | awk -v c="$codename" '$2 == c { print $1; exit }')
+  [[ -n "$uri" ]] || return 1
+  printf '%s' "$uri"
+}

@@ -16,7 +16,7 @@
 #                                          initramfs rebuild does not download again)
 #   <kernel-release>_<debian-version>/     vmlinuz (and vmlinux, its ELF payload, for
 #                                          QEMU's PVH boot), initramfs.cpio, sysroot/,
-#                                          stamp, manifest
+#                                          stamp, manifest, kernel-release, config
 # The directory is reused while its stamp matches: a hash of this script, the
 # pins, the guest's init, and the path, size and mtime of every host file copied
 # into the initramfs (so a host upgrade of fio or its libraries rebuilds it). A
@@ -28,6 +28,10 @@
 # other failure.
 #
 # Environment:
+#   ZNS_QEMU_KERNEL       which pinned kernel (versions.mk): 6.1 (the default: bookworm's
+#                         QEMU_GUEST_KERNEL_*) or current (QEMU_GUEST_KERNEL_CURRENT_*, Debian's
+#                         newest packaged kernel from a newer suite, fetched through a private apt
+#                         configuration in the cache: <cache>/qemu/apt/<suite>/)
 #   ZNS_CACHE_DIR         cache root (see above)
 #   ZNS_QEMU_REBUILD=1    rebuild even if the cached guest is current
 set -euo pipefail
@@ -49,8 +53,15 @@ elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1fs", b - a }'; }
 
 script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 
-KPKG=$(read_pin QEMU_GUEST_KERNEL_PACKAGE)
-KVER=$(read_pin QEMU_GUEST_KERNEL_VERSION)
+# KSUITE is empty for a kernel the host's own apt sources offer (bookworm's 6.1)
+case ${ZNS_QEMU_KERNEL:-6.1} in
+  6.1) KPKG=$(read_pin QEMU_GUEST_KERNEL_PACKAGE) KVER=$(read_pin QEMU_GUEST_KERNEL_VERSION) KSUITE="" ;;
+  current)
+    KPKG=$(read_pin QEMU_GUEST_KERNEL_CURRENT_PACKAGE) KVER=$(read_pin QEMU_GUEST_KERNEL_CURRENT_VERSION)
+    KSUITE=$(read_pin QEMU_GUEST_KERNEL_CURRENT_SUITE)
+    ;;
+  *) die "ZNS_QEMU_KERNEL='${ZNS_QEMU_KERNEL}': say 6.1 (the default) or current (versions.mk's QEMU_GUEST_KERNEL_CURRENT_*)" ;;
+esac
 [[ "$KPKG" =~ ^linux-image-([0-9][^[:space:]]*)$ ]] || die "QEMU_GUEST_KERNEL_PACKAGE '${KPKG}' is not linux-image-<release>"
 KREL=${BASH_REMATCH[1]}
 
@@ -65,11 +76,16 @@ KREL=${BASH_REMATCH[1]}
 # block volume with; virtio_net and netfilter (what kube-proxy's iptables-nft
 # rules use) give that node its API server's port forward and its Services;
 # virtio_blk its image disk (hack/qemu/run.sh --disk).
-MODULES=(null_blk nvme configfs virtio_pci 9pnet_virtio 9p crc64_rocksoft_generic crct10dif_generic
-  btrfs f2fs xfs ext4 crc32c_generic xxhash_generic veth overlay loop virtio_net virtio_blk
+MODULES=(null_blk nvme configfs virtio_pci 9pnet_virtio 9p
+  btrfs f2fs xfs ext4 veth overlay loop virtio_net virtio_blk
   nf_tables nft_compat nft_chain_nat nft_nat nft_masq nft_ct nft_reject_ipv4 nft_numgen nft_limit
   nf_conntrack nf_nat xt_conntrack xt_comment xt_mark xt_MASQUERADE xt_addrtype xt_statistic xt_nat
   xt_multiport xt_tcpudp ipt_REJECT nf_reject_ipv4)
+# Taken when the kernel has them, skipped when it has not: the CRC helpers that 6.1 looks up by name
+# (from 6.14 on the CRC code is a built-in library and these modules are gone), and zloop (Linux >= 6.15
+# with CONFIG_BLK_DEV_ZONED_LOOP; Debian's kernels, 7.3 included, are built without it:
+# hack/zloop-zoned.sh says so in the guest).
+OPTIONAL_MODULES=(crc64_rocksoft_generic crct10dif_generic crc32c_generic xxhash_generic zloop)
 # Host programs copied with their libraries. bash runs the project's scripts,
 # fio and blkzone are what the tests drive the zoned devices with.
 PROGRAMS=(bash fio blkzone)
@@ -106,7 +122,7 @@ host_files() {
 compute_stamp() {
   {
     printf 'kernel %s %s\n' "$KPKG" "$KVER"
-    printf 'modules %s\n' "${MODULES[*]}"
+    printf 'modules %s optional %s\n' "${MODULES[*]}" "${OPTIONAL_MODULES[*]}"
     # contents, not paths: a clone elsewhere (as CI makes) reuses the cache.
     # tool-common.sh is left out: it only finds the cache and reads the pins,
     # which are stamped by value, so a change there need not rebuild the guest.
@@ -158,25 +174,104 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 # --- kernel package -----------------------------------------------------------------
-DEB="$qroot/debs/${KPKG}_${KVER}_amd64.deb"
-if [[ ! -s "$DEB" ]]; then
+# apt_k ARGS...: apt-get or apt-cache (first argument) with the kernel's apt configuration: the host's own
+# for 6.1, else a private one (its own sources, lists, cache and an empty dpkg status) under
+# $qroot/apt/<suite>/, so that nothing of the host's apt changes.
+APTDIR="$qroot/apt/${KSUITE:-host}"
+apt_k() {
+  local tool=$1
+  shift
+  if [[ -z "$KSUITE" ]]; then
+    "$tool" -o APT::Sandbox::User=root "$@"
+    return
+  fi
+  "$tool" -o Dir::Etc::sourcelist=/dev/null -o Dir::Etc::sourceparts="$APTDIR/sources.list.d" \
+    -o Dir::State::Lists="$APTDIR/lists" -o Dir::State::status="$APTDIR/status" -o Dir::Cache="$APTDIR/cache" \
+    -o Dir::Etc::preferencesparts="$APTDIR/preferences.d" -o Debug::NoLocking=1 -o APT::Sandbox::User=root "$@"
+}
+if [[ -n "$KSUITE" ]]; then
+  mkdir -p "$APTDIR"/{sources.list.d,preferences.d,lists/partial,cache/archives/partial} ||
+    die "cannot create the private apt directory ${APTDIR}"
+  [[ -e "$APTDIR/status" ]] || : >"$APTDIR/status"
+  mirror=$(debian_mirror) ||
+    die "step 'find the Debian mirror' failed: apt-get indextargets names no source for this machine's release; add one to /etc/apt/sources.list.d (a Debian mirror's main component)"
+  printf '%s\n' "# written by hack/qemu/build-guest.sh for ${KPKG} ${KVER} (versions.mk)" "Types: deb" \
+    "URIs: ${mirror}" "Suites: ${KSUITE}" "Components: main" \
+    "Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg" >"$APTDIR/sources.list.d/kernel.sources"
+fi
+# apt_k_update: the private lists, fetched when missing or when they lack the pinned version
+apt_k_update() {
+  [[ -n "$KSUITE" ]] || return 0
+  local offered
+  # madison pads its version column: compare the versions alone
+  offered=$(apt_k apt-cache madison "$KPKG" 2>/dev/null | awk -F'|' '{ gsub(/ /, "", $2); print $2 }') || true
+  if [[ $'\n'"$offered"$'\n' != *$'\n'"$KVER"$'\n'* ]]; then
+    t=$(now)
+    apt_k apt-get update -q >"$WORK/update.log" 2>&1 || {
+      cat "$WORK/update.log" >&2
+      die "step 'apt-get update of ${KSUITE}' failed (above): check that this machine reaches its Debian mirror and that /usr/share/keyrings/debian-archive-keyring.gpg (Debian package debian-archive-keyring) knows ${KSUITE}'s key"
+    }
+    log "fetched the ${KSUITE} package lists in $(elapsed "$t")"
+  fi
+}
+# kernel_debs: the package and what it depends on at exactly its version (7.x splits the kernel into
+# linux-image-, linux-base-, linux-binary- and linux-modules-<release>; 6.1 is one package)
+kernel_debs() {
+  printf '%s\n' "$KPKG"
+  apt_k apt-cache show "${KPKG}=${KVER}" 2>/dev/null | awk -v v="$KVER" '
+    /^Depends:/ {
+      sub(/^Depends: */, "")
+      n = split($0, dep, /, */)
+      for (i = 1; i <= n; i++) if (split(dep[i], w, " ") == 3 && w[1] ~ /^linux-/ && w[2] == "(=" && w[3] == v ")") print w[1]
+      exit
+    }'
+}
+# the list of packages is kept beside them, so that a cached kernel needs no apt at all
+DEPS_LIST="$qroot/debs/${KPKG}_${KVER}_amd64.deps"
+have_debs() {
+  local p
+  [[ -s "$DEPS_LIST" ]] || return 1
+  while read -r p; do [[ -s "$qroot/debs/${p}_${KVER}_amd64.deb" ]] || return 1; done <"$DEPS_LIST"
+}
+if ! have_debs; then
+  apt_k_update
+  mapfile -t pkgs < <(kernel_debs)
   t=$(now)
   mkdir -p "$WORK/dl"
-  # as root apt drops to _apt for downloads; the scratch dir is root's, so stay root
-  if ! (cd "$WORK/dl" && apt-get download -q -o APT::Sandbox::User=root "${KPKG}=${KVER}") >"$WORK/dl.log" 2>&1; then
-    cat "$WORK/dl.log" >&2
-    avail=$(apt-cache madison "$KPKG" 2>/dev/null | awk -F'|' '{ gsub(/ /, "", $2); print $2 }' | paste -sd' ' -)
-    missing "cannot download ${KPKG}=${KVER} with apt-get (available versions: ${avail:-none; run apt-get update, or pick a kernel with apt-cache search '^linux-image-6\.1\.0-[0-9]+-amd64\$'}); update the pin in versions.mk"
-  fi
-  mv "$WORK/dl/${KPKG}_"*.deb "$DEB.tmp" && mv "$DEB.tmp" "$DEB"
-  log "downloaded $(basename "$DEB") in $(elapsed "$t")"
+  for p in "${pkgs[@]}"; do
+    deb="$qroot/debs/${p}_${KVER}_amd64.deb"
+    [[ -s "$deb" ]] && continue
+    log "downloading ${p}=${KVER}${KSUITE:+ from ${KSUITE}}"
+    # as root apt drops to _apt for downloads; the scratch dir is root's, so stay root
+    if ! (cd "$WORK/dl" && heartbeat --log "$WORK/dl.log" "download ${p}" "apt-get download" apt_k apt-get download -q "${p}=${KVER}"); then
+      cat "$WORK/dl.log" >&2
+      avail=$(apt_k apt-cache madison "$p" 2>/dev/null | awk -F'|' '{ gsub(/ /, "", $2); print $2 }' | paste -sd' ' -)
+      missing "cannot download ${p}=${KVER} with apt-get${KSUITE:+ from ${KSUITE}} (available versions: ${avail:-none; run apt-get update, or pick a kernel with apt-cache search '^linux-image-[0-9].*-amd64\$'}); update the pin in versions.mk"
+    fi
+    mv "$WORK/dl/${p}_"*.deb "$deb.tmp" && mv "$deb.tmp" "$deb"
+  done
+  printf '%s\n' "${pkgs[@]}" >"$DEPS_LIST"
+  log "downloaded ${pkgs[*]} in $(elapsed "$t")"
 fi
+DEBS=()
+mapfile -t pkgs <"$DEPS_LIST"
+for p in "${pkgs[@]}"; do DEBS+=("$qroot/debs/${p}_${KVER}_amd64.deb"); done
 
 t=$(now)
 KX="$WORK/kernel"
-dpkg -x "$DEB" "$KX" || die "dpkg -x ${DEB} failed"
+for deb in "${DEBS[@]}"; do
+  [[ -s "$deb" ]] || die "${deb} is missing: remove ${DEPS_LIST} and run again to download it"
+  dpkg -x "$deb" "$KX" || die "dpkg -x ${deb} failed: remove it from ${qroot}/debs and run again to download it anew"
+done
+# 7.x packages put everything under usr/lib/modules/<release>/ (vmlinuz and config too), 6.1 under
+# boot/ and lib/modules/: depmod -b and modprobe -d look in lib/modules
+if [[ -d "$KX/usr/lib/modules/$KREL" && ! -e "$KX/lib" ]]; then ln -s usr/lib "$KX/lib"; fi
 MODDIR="$KX/lib/modules/$KREL"
-[[ -r "$KX/boot/vmlinuz-$KREL" && -d "$MODDIR" ]] || die "${DEB} has no boot/vmlinuz-${KREL} or lib/modules/${KREL}"
+KIMG="$KX/boot/vmlinuz-$KREL" KCONFIG="$KX/boot/config-$KREL"
+[[ -r "$KIMG" ]] || KIMG="$MODDIR/vmlinuz"
+[[ -r "$KCONFIG" ]] || KCONFIG="$MODDIR/config"
+[[ -r "$KIMG" && -d "$MODDIR" ]] ||
+  die "${DEBS[*]} hold no boot/vmlinuz-${KREL} nor lib/modules/${KREL}/vmlinuz: is the pin a kernel image package?"
 depmod -b "$KX" "$KREL" || die "depmod -b ${KX} ${KREL} failed"
 log "unpacked the kernel in $(elapsed "$t")"
 
@@ -187,7 +282,7 @@ log "unpacked the kernel in $(elapsed "$t")"
 # found, run.sh boots vmlinuz, only slower.
 extract_vmlinux() {
   local img=$1 out=$2 magic pos cmd
-  grep -qx 'CONFIG_PVH=y' "$KX/boot/config-$KREL" 2>/dev/null || { log "no CONFIG_PVH: booting the bzImage (slower)"; return 1; }
+  grep -qx 'CONFIG_PVH=y' "$KCONFIG" 2>/dev/null || { log "no CONFIG_PVH: booting the bzImage (slower)"; return 1; }
   for magic in '\xfd7zXZ\x00:xz -dc' '\x1f\x8b\x08:gzip -dc' '\x28\xb5\x2f\xfd:zstd -dcq'; do
     cmd=${magic#*:}
     command -v "${cmd%% *}" >/dev/null 2>&1 || continue
@@ -204,7 +299,7 @@ extract_vmlinux() {
   return 1
 }
 t=$(now)
-if extract_vmlinux "$KX/boot/vmlinuz-$KREL" "$WORK/vmlinux"; then
+if extract_vmlinux "$KIMG" "$WORK/vmlinux"; then
   log "unpacked vmlinux for PVH boot in $(elapsed "$t")"
 fi
 
@@ -257,10 +352,22 @@ for m in "${MODULES[@]}"; do
   modprobe -d "$KX" -S "$KREL" --show-depends "$m" >>"$WORK/deps" ||
     die "module ${m} is not in ${KPKG}: is it built into this kernel, or missing?"
 done
+skipped=()
+for m in "${OPTIONAL_MODULES[@]}"; do
+  modprobe -d "$KX" -S "$KREL" --show-depends "$m" >>"$WORK/deps" 2>/dev/null || skipped+=("$m")
+done
+((${#skipped[@]} == 0)) || log "not in this kernel (optional, skipped): ${skipped[*]}"
+# Compressed modules (7.x: .ko.xz) are stored decompressed: busybox's modprobe loads plain .ko files,
+# and the guest's depmod below indexes them under their new names.
 awk '$1 == "insmod" { print $2 }' "$WORK/deps" | sort -u | while read -r ko; do
   rel=${ko#"$MODDIR/"}
   mkdir -p "$GMOD/$(dirname "$rel")"
-  cp "$ko" "$GMOD/$rel"
+  case $ko in
+    *.ko.xz) xz -dc "$ko" >"$GMOD/${rel%.xz}" || die "xz -d ${ko} failed (Debian package: xz-utils)" ;;
+    *.ko.zst) zstd -dcq "$ko" >"$GMOD/${rel%.zst}" || die "zstd -d ${ko} failed (Debian package: zstd)" ;;
+    *.ko.gz) gzip -dc "$ko" >"$GMOD/${rel%.gz}" || die "gzip -d ${ko} failed" ;;
+    *) cp "$ko" "$GMOD/$rel" ;;
+  esac
 done
 for f in modules.builtin modules.builtin.modinfo modules.order; do
   [[ -r "$MODDIR/$f" ]] && cp "$MODDIR/$f" "$GMOD/"
@@ -268,6 +375,8 @@ done
 depmod -b "$ROOT" "$KREL" || die "depmod -b for the guest failed"
 n_mods=$(find "$GMOD" -name '*.ko' | wc -l)
 
+# the kernel's config, where scripts look for it (hack/nullblk-zoned.sh, hack/zloop-zoned.sh)
+mkdir -p "$ROOT/boot" && cp "$KCONFIG" "$ROOT/boot/config-$KREL"
 install -m 0755 "$script_dir/init" "$ROOT/init"
 log "assembled the root (initramfs $(du -sh "$ROOT" | cut -f1), sysroot $(du -sh "$OUT/sysroot" | cut -f1), ${n_mods} modules) in $(elapsed "$t")"
 
@@ -277,13 +386,15 @@ t=$(now)
 # QEMU loading the larger file.
 (cd "$ROOT" && find . -mindepth 1 | LC_ALL=C sort | cpio -o -H newc --quiet) >"$OUT/initramfs.cpio" ||
   die "cpio failed"
-cp "$KX/boot/vmlinuz-$KREL" "$OUT/vmlinuz"
+cp "$KIMG" "$OUT/vmlinuz"
 [[ -s "$WORK/vmlinux" ]] && mv "$WORK/vmlinux" "$OUT/vmlinux"
 {
   (cd "$ROOT" && find . -mindepth 1 \( -type f -o -type l \) | LC_ALL=C sort)
   (cd "$OUT" && find sysroot -type f | LC_ALL=C sort | sed 's|^|9p:|')
 } >"$OUT/manifest"
 printf '%s\n' "$KREL" >"$OUT/kernel-release"
+# the kernel's config beside it, for what a test may ask before booting (CONFIG_BLK_DEV_ZONED_LOOP)
+cp "$KCONFIG" "$OUT/config"
 printf '%s\n' "$STAMP" >"$OUT/stamp"
 log "wrote initramfs.cpio ($(du -h "$OUT/initramfs.cpio" | cut -f1)) in $(elapsed "$t")"
 

@@ -44,6 +44,10 @@
 #   --timeout SECONDS  kill QEMU after this long (default 300); exit 124
 #   --console FILE     save the guest's console (kernel messages) to FILE
 #   --guest-dir DIR    use this built guest instead of running build-guest.sh
+#   --kernel 6.1|current
+#                      which pinned guest kernel build-guest.sh builds (ZNS_QEMU_KERNEL;
+#                      default 6.1): current is Debian's newest packaged kernel
+#                      (versions.mk's QEMU_GUEST_KERNEL_CURRENT_*)
 #   --append PARAMS    extra kernel command-line parameters
 #   --hostfwd HOSTPORT:GUESTPORT
 #                      give the guest a network interface (QEMU user networking,
@@ -62,8 +66,9 @@
 #
 # CMD runs under bash in the guest, as root, with stdin from /dev/null; its
 # stdout and stderr (one stream) are printed on stdout once QEMU has exited. The
-# guest has busybox, bash, fio, blkzone, the project's nullblk-zoned.sh (on
-# PATH), null_blk, nvme and configfs modules, and ZNS_QEMU_GUEST=1 (and with
+# guest has busybox, bash, fio, blkzone, the project's nullblk-zoned.sh and
+# zloop-zoned.sh (on PATH), null_blk, nvme and configfs modules (zloop where the
+# kernel has it), and ZNS_QEMU_GUEST=1 (and with
 # --userland, everything the host has).
 #
 # Exit status: CMD's; 124 when the timeout killed the guest; 125 when the guest
@@ -104,6 +109,9 @@ while (($#)); do
     --timeout) timeout_s=${2:?}; shift 2 ;;
     --console) console_out=${2:?}; shift 2 ;;
     --guest-dir) guest_dir=${2:?}; shift 2 ;;
+    --kernel)
+      [[ "${2:-}" == 6.1 || "${2:-}" == current ]] || die "--kernel takes 6.1 or current"
+      export ZNS_QEMU_KERNEL=$2; shift 2 ;;
     --append) append=${2?}; shift 2 ;;
     --hostfwd)
       [[ "${2:-}" =~ ^[0-9]+:[0-9]+$ ]] || die "--hostfwd needs HOSTPORT:GUESTPORT (e.g. 16443:6443)"
@@ -227,8 +235,8 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 ctl="$tmp/ctl"
 mkdir -p "$ctl/bin"
-cp "$repo_root/hack/nullblk-zoned.sh" "$ctl/bin/nullblk-zoned.sh"
-chmod 0755 "$ctl/bin/nullblk-zoned.sh"
+cp "$repo_root/hack/nullblk-zoned.sh" "$repo_root/hack/zloop-zoned.sh" "$ctl/bin/"
+chmod 0755 "$ctl/bin/nullblk-zoned.sh" "$ctl/bin/zloop-zoned.sh"
 
 # --- QEMU command line --------------------------------------------------------------
 qemu=(qemu-system-x86_64 -accel "$accel" -M q35 -cpu max -smp "$smp" -m "$mem"
@@ -254,7 +262,7 @@ if ((${#hostfwd[@]})); then
 fi
 
 # i counts controllers, img_i images; nvme_names are the block devices the guest waits for
-i=0 img_i=0 zns_ctrl=-1 zns_nsid=0 nvme_names=()
+i=0 img_i=0 zns_ctrl=-1 zns_nsid=0 nvme_names=() nvme_serials=()
 for entry in "${nvme[@]}"; do
   spec=${entry#*:} img="$tmp/nvme$img_i.img"
   img_i=$((img_i + 1))
@@ -272,6 +280,7 @@ for entry in "${nvme[@]}"; do
       continue
     fi
     zns_ctrl=$i zns_nsid=1
+    nvme_serials+=("zns$i")
     qemu+=(-device "nvme,serial=zns$i,id=nvme$i"
       -drive "file=$img,id=zns$i,format=raw,if=none"
       -device "nvme-ns,drive=zns$i,bus=nvme$i,nsid=1,logical_block_size=$lbs,physical_block_size=$lbs,$zoned")
@@ -284,8 +293,10 @@ for entry in "${nvme[@]}"; do
       # FDP lives in an NVM subsystem's endurance group (QEMU has one, id 1)
       qemu+=(-device "nvme-subsys,id=subsys$i,nqn=zns-fdp$i,fdp=on,fdp.runs=96M,fdp.nrg=1,fdp.nruh=8")
       ctrl+=",serial=fdp$i,subsys=subsys$i" ns+=",fdp.ruhs=0-7"
+      nvme_serials+=("fdp$i")
     else
       ctrl+=",serial=conv$i"
+      nvme_serials+=("conv$i")
     fi
     qemu+=(-device "$ctrl" -drive "file=$img,id=nvmeimg$i,format=raw,if=none" -device "$ns")
   fi
@@ -316,8 +327,15 @@ fi
   echo 'cut -d" " -f1 /proc/uptime >"$ctl/boot-seconds"'
   echo 'fail() { echo "qemu-guest: $*" >>"$ctl/output"; echo "$*" >"$ctl/setup-error"; dmesg >"$ctl/dmesg" 2>&1; exit 0; }'
   printf 'share=%q n_nvme=%d n_disks=%d workdir=%q userland=%d network=%d\n' "$share" "$n_nvme" "$n_disks" "$workdir" "$userland" "${#hostfwd[@]}"
-  printf 'nvme_names=%q\n' "${nvme_names[*]}"
+  printf 'nvme_names=%q nvme_serials=%q\n' "${nvme_names[*]}" "${nvme_serials[*]}"
   cat <<'EOF'
+# modprobe_present MODULE...: load those of the modules this kernel has (the CRC helpers that 6.1 looks up
+# by name are a built-in library from 6.14 on, and their modules are gone)
+modprobe_present() {
+  local m have=()
+  for m; do grep -q "/${m}\.ko" "/lib/modules/$(uname -r)/modules.dep" && have+=("$m"); done
+  ((${#have[@]} == 0)) || modprobe -a "${have[@]}"
+}
 if [[ -n "$share" ]]; then
   mkdir -p "$share" || fail "cannot create ${share}"
   # cache=loose: executables run from the share start 10-50x faster than with
@@ -328,18 +346,33 @@ if [[ -n "$share" ]]; then
 fi
 if ((n_nvme > 0)); then
   # nvme-core finds its CRC helpers by algorithm name, not through modules.dep
-  modprobe -a crc64_rocksoft_generic crct10dif_generic || fail "cannot load the CRC helpers of nvme"
+  modprobe_present crc64_rocksoft_generic crct10dif_generic || fail "cannot load the CRC helpers of nvme"
   # QEMU 10 (not 7.2) sets CMIC bit 1 (more than one controller may reach the subsystem), for which a kernel with
   # NVMe multipath makes nvme<N>n1 a bio-based head device: no I/O scheduler (ZenFS needs mq-deadline),
   # no zone open/active limits and, on 6.1, no I/O statistics; the real disk is the hidden path device
   # nvme<N>c<N>n1. Without multipath the namespace is a plain disk, as a single-ported drive's is.
   modprobe nvme_core multipath=N || fail "cannot load nvme_core with multipath=N"
+  # Each controller in its own subsystem: the kernel names a namespace nvme<N>n<NSID> with N the controller's
+  # instance, given as the driver probes them. nvme probes asynchronously, so with autoprobe the instances can
+  # come out of order (seen on 7.3 with two controllers: the conventional namespace became nvme0n1). Binding
+  # one controller at a time, in PCI order (QEMU's, the order of the options), makes N that order.
+  echo 0 >/sys/bus/pci/drivers_autoprobe || fail "cannot turn off PCI autoprobe"
   modprobe nvme || fail "cannot load nvme"
-  # each controller in its own subsystem: the kernel names a namespace nvme<N>n<NSID> with N the controller's
-  # instance, given in PCI order, the order of the options
+  for d in /sys/bus/pci/devices/*; do
+    read -r class <"$d/class" && [[ "$class" == 0x010802 ]] || continue
+    echo "${d##*/}" >/sys/bus/pci/drivers/nvme/bind || fail "cannot bind the NVMe controller ${d##*/} to nvme"
+  done
+  echo 1 >/sys/bus/pci/drivers_autoprobe || fail "cannot turn PCI autoprobe back on"
   for n in $nvme_names; do
     for ((w = 0; w < 200; w++)); do [[ -e /sys/block/$n && -e /dev/$n ]] && break; sleep 0.05; done
     [[ -e /dev/$n ]] || fail "$n did not appear"
+  done
+  # the serial is read with the controller's identify data, which is there once its namespaces are
+  c=0
+  for want in $nvme_serials; do
+    read -r got <"/sys/class/nvme/nvme$c/serial" || got=missing
+    [[ "$got" == "$want" ]] || fail "the NVMe controller nvme$c has serial '${got}', not ${want}: the namespaces are not in the order of the options"
+    c=$((c + 1))
   done
 fi
 if ((n_disks > 0)); then
@@ -377,7 +410,8 @@ if ((userland)); then
   # The host's programs on the guest's kernel: the host's root read-only, the
   # guest's own kernel file systems and scratch space over it. Modules are
   # loaded here: inside, modprobe would look for them on the host.
-  modprobe -a btrfs f2fs xfs ext4 crc32c_generic xxhash_generic || fail "cannot load the file system modules"
+  modprobe -a btrfs f2fs xfs ext4 || fail "cannot load the file system modules"
+  modprobe_present crc32c_generic xxhash_generic || fail "cannot load crc32c_generic and xxhash_generic"
   # veth, overlay, loop: pod interfaces, root file systems and block-volume pins of a kubelet in the guest
   # (docs/zoned-node.md)
   modprobe -a veth overlay loop || fail "cannot load veth, overlay and loop"
