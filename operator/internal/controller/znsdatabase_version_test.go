@@ -117,7 +117,7 @@ func TestMySQL84Database(t *testing.T) {
 	cm := &corev1.ConfigMap{}
 	waitObject(t, client.ObjectKey{Namespace: ns, Name: db.Status.ConfigMapName}, cm)
 	cnf := cm.Data[v1alpha1.ConfigFileName]
-	for _, want := range []string{"mysql=8.4", "\ntls_version=\n", "\nmysql_native_password=ON\n"} {
+	for _, want := range []string{"mysql=8.4", "\ntls_version=''\n", "\nmysql_native_password=ON\n"} {
 		if !strings.Contains(cnf, want) {
 			t.Errorf("8.4 my.cnf lacks %q:\n%s", want, cnf)
 		}

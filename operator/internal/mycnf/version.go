@@ -103,8 +103,8 @@ func checkRemovedOverride(in Input, key string) error {
 // percona84 turns the 8.0 options into what Percona Server 8.4 accepts.
 func percona84(o options) {
 	// ssl=0 kept TLS off (the benchmark clients talk plain TCP inside the cluster, and TLS would add to every
-	// transaction's cost); 8.4 removed the ssl option. An empty tls_version permits no TLS protocol, so the
-	// server offers no encrypted connections: the replacement MySQL names for ssl=0.
+	// transaction's cost); 8.4 removed the ssl option. An empty tls_version permits no TLS protocol: the MySQL
+	// manual's way to start the server with encrypted connections disabled (tls_version='').
 	delete(o, NormalizeKey("ssl"))
 	o.set("tls_version", "")
 	// The image's entrypoint creates root and the metrics account with mysql_native_password (sysbench's
