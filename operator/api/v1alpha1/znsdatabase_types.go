@@ -34,7 +34,8 @@ const (
 type Flavor string
 
 const (
-	// FlavorPercona is Percona Server for MySQL (8.0 with MyRocks built with ZenFS, or 8.4: spec.mysqlVersion): the product.
+	// FlavorPercona is Percona Server for MySQL, the product: 8.0 with MyRocks built with ZenFS, or 8.4
+	// (spec.mysqlVersion).
 	FlavorPercona Flavor = "percona"
 	// FlavorMariaDB is MariaDB 10.11 with MyRocks from Debian's packages: a stand-in for tests; it has no ZenFS.
 	FlavorMariaDB Flavor = "mariadb"
