@@ -21,6 +21,9 @@ esac
 [ -z "${4:-}" ] || release=$4
 case "$release" in
   "$series".[0-9]*-[0-9]*) ;;
-  *) echo "percona-series: release '$release' is not a Percona Server $series release (<$series.N>-<M>, e.g. as in versions.mk)" >&2; exit 1 ;;
+  *)
+    echo "percona-series: release '$release' is not a Percona Server $series release (<$series.N>-<M>, as in versions.mk)" >&2
+    exit 1
+    ;;
 esac
 echo "$release $repo"

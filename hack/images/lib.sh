@@ -33,7 +33,9 @@ CHART_APP_VERSION=${CHART_APP_VERSION:-$(sed -nE 's/^appVersion:[[:space:]]*"?([
 
 # The Percona Server releases of the two series: versions.mk's pins, passed to Dockerfile.percona-zenfs as build
 # arguments (its defaults are the same, which test/images checks, so that a plain docker build agrees).
-images_pin() { sed -nE "s/^$1[[:space:]]*:=[[:space:]]*([^[:space:]#]+).*/\1/p" "$(dirname "${BASH_SOURCE[0]}")/../../versions.mk"; }
+images_pin() {
+  sed -nE "s/^$1[[:space:]]*:=[[:space:]]*([^[:space:]#]+).*/\1/p" "$(dirname "${BASH_SOURCE[0]}")/../../versions.mk"
+}
 PERCONA_80_VERSION=${PERCONA_80_VERSION:-$(images_pin PERCONA_80_VERSION)}
 PERCONA_84_VERSION=${PERCONA_84_VERSION:-$(images_pin PERCONA_84_VERSION)}
 
