@@ -40,6 +40,15 @@ KUSTOMIZE_VERSION := v5.8.2
 # go 1.26.0 in its go.mod. Pinned only here so far.
 HELM_VERSION := v3.22.0
 
+# Percona Server for MySQL, the product image (Dockerfile.percona-zenfs; hack/images/build.sh passes these as its
+# build arguments, whose defaults test/images checks against them). Releases as Percona numbers them, packages
+# percona-server-*=<release>-1.bookworm from repo.percona.com. 8.0 (ps-80 repository) is the only series with
+# ZenFS-enabled MyRocks; 8.4 LTS (ps-84-lts) has InnoDB and MyRocks without ZenFS, removed in 8.1.0-1
+# (2023-11-27). 8.4.11-11 (2026-08-20) is the newest 8.4 (Percona skipped 8.4.12, a security-only release
+# that does not affect it).
+PERCONA_80_VERSION := 8.0.44-35
+PERCONA_84_VERSION := 8.4.11-11
+
 # QEMU test guest kernel (hack/qemu/build-guest.sh).
 # Debian bookworm's kernel, fetched with `apt-get download` and unpacked with
 # `dpkg -x`, never installed on the host. 6.1.0-50 (6.1.176-1) is both the

@@ -199,7 +199,7 @@ record "helm (built once, cached)" "$t0"
 install_chart() {
   "$helm" --kubeconfig "$kubeconfig" upgrade --install zns-mysql charts/zns-mysql \
     --namespace zns-mysql-system --create-namespace --wait --timeout "${chart_timeout:-5m}" \
-    --set image.tag="$tag" --set benchImage.tag="$tag" --set mariadbImage.tag="$tag" --set perconaImage.tag="$tag" >&2
+    --set image.tag="$tag" --set benchImage.tag="$tag" --set mariadbImage.tag="$tag" --set perconaImage.tag="$tag" --set percona84Image.tag="$tag" >&2
 }
 timed "helm upgrade --install" install_chart
 

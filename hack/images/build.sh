@@ -7,8 +7,10 @@
 #   bench            zns-mysql/bench            Dockerfile.bench
 #   mariadb          zns-mysql/mariadb-myrocks  Dockerfile.mariadb (the MariaDB + MyRocks test stand-in)
 #   operator         zns-mysql/operator         Dockerfile.operator
-#   percona          zns-mysql/percona-zenfs    Dockerfile.percona-zenfs (Percona's packages: needs
-#                                               repo.percona.com)
+#   percona          zns-mysql/percona-zenfs    Dockerfile.percona-zenfs, Percona Server 8.0 with ZenFS
+#                                               (Percona's packages: needs repo.percona.com)
+#   percona84        zns-mysql/percona-84       the same with PERCONA_SERIES=8.4: Percona Server 8.4 LTS, no
+#                                               ZenFS (repo.percona.com's ps-84-lts); not part of all
 #   percona-runtime  zns-mysql/percona-zenfs-runtime: the same Dockerfile up to its first step beyond
 #                    Debian (--target runtime); builds without Percona's repository
 #   percona-source   zns-mysql/percona-zenfs    percona-runtime, then images/percona-zenfs-source.Dockerfile
@@ -18,7 +20,8 @@
 #
 # Every image target first makes the base image (base-image.sh, cached) and the Go binaries image
 # (go-binaries.sh, incremental). Settings and names: hack/images/lib.sh. Extra `docker build` flags:
-# DOCKER_BUILD_ARGS (e.g. "--build-arg PERCONA_VERSION=8.0.43-34 --no-cache"). Build logs are kept in
+# DOCKER_BUILD_ARGS (e.g. "--build-arg PERCONA_VERSION=8.0.43-34 --no-cache"). The Percona releases are
+# versions.mk's PERCONA_80_VERSION and PERCONA_84_VERSION. Build logs are kept in
 # $ZNS_CACHE_DIR/images/build-<target>.log. Exit status: 0 all built, 1 a build failed, 3 no Docker.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -34,7 +37,7 @@ expanded=()
 for t in "${targets[@]}"; do
   case "$t" in
     all) expanded+=(bench mariadb operator percona) ;;
-    bench | mariadb | operator | percona | percona-runtime | percona-source | check) expanded+=("$t") ;;
+    bench | mariadb | operator | percona | percona84 | percona-runtime | percona-source | check) expanded+=("$t") ;;
     -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown target '$t' (see $0 --help)" ;;
   esac
@@ -87,6 +90,9 @@ build() {
       percona)
         log "the Percona image needs, besides the Debian mirror: https://repo.percona.com/apt/ (the" \
           "percona-release package, then the ps-80 apt repository for $DEBIAN_RELEASE)" ;;
+      percona84)
+        log "the Percona 8.4 image needs, besides the Debian mirror: https://repo.percona.com/apt/ (the" \
+          "percona-release package, then the ps-84-lts apt repository for $DEBIAN_RELEASE)" ;;
       percona-source)
         log "the source build needs, besides the Debian mirror: https://github.com/percona/percona-server" \
           "(the tag and its submodules) and the Boost archive cmake downloads (DOWNLOAD_BOOST)" ;;
@@ -116,7 +122,14 @@ for t in "${expanded[@]}"; do
     bench) build bench Dockerfile.bench "$BENCH_IMAGE" ;;
     mariadb) build mariadb Dockerfile.mariadb "$MARIADB_IMAGE" ;;
     operator) build operator Dockerfile.operator "$OPERATOR_IMAGE" ;;
-    percona) build percona Dockerfile.percona-zenfs "$PERCONA_IMAGE" ;;
+    percona)
+      build percona Dockerfile.percona-zenfs "$PERCONA_IMAGE" --build-arg PERCONA_SERIES=8.0 \
+        --build-arg "PERCONA_80_VERSION=$PERCONA_80_VERSION"
+      ;;
+    percona84)
+      build percona84 Dockerfile.percona-zenfs "$PERCONA84_IMAGE" --build-arg PERCONA_SERIES=8.4 \
+        --build-arg "PERCONA_84_VERSION=$PERCONA_84_VERSION"
+      ;;
     percona-runtime) build percona-runtime Dockerfile.percona-zenfs "$PERCONA_RUNTIME_IMAGE" --target runtime ;;
     percona-source)
       build percona-runtime Dockerfile.percona-zenfs "$PERCONA_RUNTIME_IMAGE" --target runtime

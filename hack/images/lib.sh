@@ -14,13 +14,15 @@ BASE_IMAGE=${BASE_IMAGE:-zns-mysql/debian:${DEBIAN_RELEASE}}
 # built by go-binaries.sh; the Dockerfiles copy from it (build argument GO_BINARIES).
 GO_BINARIES_IMAGE=${GO_BINARIES_IMAGE:-zns-mysql/go-binaries:dev}
 
-# Image names: the operator's defaults (operator/cmd/manager flags --percona-image, --mariadb-image,
-# --bench-image) are these with :latest.
+# Image names: the operator's defaults (operator/cmd/manager flags --percona-image, --percona-8.4-image,
+# --mariadb-image, --bench-image) are these with :latest.
 IMAGE_TAG=${IMAGE_TAG:-latest}
 IMAGE_REPO=${IMAGE_REPO:-zns-mysql}
 BENCH_IMAGE=${BENCH_IMAGE:-${IMAGE_REPO}/bench:${IMAGE_TAG}}
 MARIADB_IMAGE=${MARIADB_IMAGE:-${IMAGE_REPO}/mariadb-myrocks:${IMAGE_TAG}}
 PERCONA_IMAGE=${PERCONA_IMAGE:-${IMAGE_REPO}/percona-zenfs:${IMAGE_TAG}}
+# The same Dockerfile with PERCONA_SERIES=8.4: Percona Server 8.4 LTS, no ZenFS (--percona-8.4-image).
+PERCONA84_IMAGE=${PERCONA84_IMAGE:-${IMAGE_REPO}/percona-84:${IMAGE_TAG}}
 # Dockerfile.percona-zenfs up to its first step that needs Percona's repository (and the from-source base).
 PERCONA_RUNTIME_IMAGE=${PERCONA_RUNTIME_IMAGE:-${IMAGE_REPO}/percona-zenfs-runtime:${IMAGE_TAG}}
 OPERATOR_IMAGE=${OPERATOR_IMAGE:-${IMAGE_REPO}/operator:${IMAGE_TAG}}
@@ -28,6 +30,14 @@ OPERATOR_IMAGE=${OPERATOR_IMAGE:-${IMAGE_REPO}/operator:${IMAGE_TAG}}
 # so `make images` then `helm install` finds them on a node that shares this Docker Engine.
 CHART_APP_VERSION=${CHART_APP_VERSION:-$(sed -nE 's/^appVersion:[[:space:]]*"?([^"[:space:]]+)"?.*/\1/p' \
   "$(dirname "${BASH_SOURCE[0]}")/../../charts/zns-mysql/Chart.yaml" 2>/dev/null)}
+
+# The Percona Server releases of the two series: versions.mk's pins, passed to Dockerfile.percona-zenfs as build
+# arguments (its defaults are the same, which test/images checks, so that a plain docker build agrees).
+images_pin() {
+  sed -nE "s/^$1[[:space:]]*:=[[:space:]]*([^[:space:]#]+).*/\1/p" "$(dirname "${BASH_SOURCE[0]}")/../../versions.mk"
+}
+PERCONA_80_VERSION=${PERCONA_80_VERSION:-$(images_pin PERCONA_80_VERSION)}
+PERCONA_84_VERSION=${PERCONA_84_VERSION:-$(images_pin PERCONA_84_VERSION)}
 
 DOCKER=${DOCKER:-docker}
 

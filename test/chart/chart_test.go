@@ -200,7 +200,8 @@ func TestTemplate(t *testing.T) {
 			},
 			args: []string{
 				"--leader-elect=true", "--metrics-bind-address=:8443", "--metrics-secure=true", "--health-probe-bind-address=:8081",
-				"--percona-image=zns-mysql/percona-zenfs:" + av, "--mariadb-image=zns-mysql/mariadb-myrocks:" + av,
+				"--percona-image=zns-mysql/percona-zenfs:" + av, "--percona-8.4-image=zns-mysql/percona-84:" + av,
+				"--mariadb-image=zns-mysql/mariadb-myrocks:" + av,
 				"--bench-image=zns-mysql/bench:" + av, "--zap-log-level=info", "--zap-encoder=json",
 			},
 			image: "zns-mysql/operator:" + av, pullPolicy: corev1.PullIfNotPresent, replicas: 1, sa: "zns-mysql",
@@ -216,6 +217,7 @@ func TestTemplate(t *testing.T) {
 			args: []string{
 				"--leader-elect=true", "--metrics-bind-address=:9090", "--metrics-secure=false", "--health-probe-bind-address=:9091",
 				"--percona-image=registry.example.test:5000/zns/percona-zenfs:8.0.36-28",
+				"--percona-8.4-image=registry.example.test:5000/zns/percona-84:8.4.11-11",
 				"--mariadb-image=registry.example.test:5000/zns/mariadb-myrocks:10.11",
 				"--bench-image=registry.example.test:5000/zns/bench:custom",
 				"--zap-log-level=debug", "--zap-encoder=console", "--preflight-retry=30s", "--blocked-retry=10s",
@@ -227,7 +229,8 @@ func TestTemplate(t *testing.T) {
 			objects: []string{"ClusterRole/zns-mysql-manager", "ClusterRoleBinding/zns-mysql-manager", "Deployment/zns-mysql"},
 			args: []string{
 				"--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=:8081",
-				"--percona-image=zns-mysql/percona-zenfs:" + av, "--mariadb-image=zns-mysql/mariadb-myrocks:" + av,
+				"--percona-image=zns-mysql/percona-zenfs:" + av, "--percona-8.4-image=zns-mysql/percona-84:" + av,
+				"--mariadb-image=zns-mysql/mariadb-myrocks:" + av,
 				"--bench-image=zns-mysql/bench:" + av, "--zap-log-level=error", "--zap-encoder=json",
 			},
 			image: "zns-mysql/operator:" + av, pullPolicy: corev1.PullIfNotPresent, replicas: 1, sa: "existing-operator-sa",

@@ -182,20 +182,34 @@ func TestDockerfilesKeepTheContract(t *testing.T) {
 		}
 	}
 
-	// The Percona release is pinned, the same in the package and the source build, and the source build
-	// starts from the package build's runtime stage.
+	// The Percona releases are versions.mk's pins, the same in the package build's defaults (8.0 and 8.4) and
+	// the source build (8.0), and the source build starts from the package build's runtime stage.
 	args, _ := parseDockerfile(t, readFile(t, filepath.Join(root, "Dockerfile.percona-zenfs")))
 	srcArgs, _ := parseDockerfile(t, readFile(t, filepath.Join(root, "images/percona-zenfs-source.Dockerfile")))
-	pkg, src := args["stage:percona-zenfs:PERCONA_VERSION"], srcArgs["stage:source-build:PERCONA_VERSION"]
 	if srcArgs["RUNTIME_IMAGE"] != "zns-mysql/percona-zenfs-runtime:latest" {
 		t.Errorf("images/percona-zenfs-source.Dockerfile: ARG RUNTIME_IMAGE=%q", srcArgs["RUNTIME_IMAGE"])
 	}
-	if !regexp.MustCompile(`^8\.0\.\d+-\d+$`).MatchString(pkg) || pkg != src {
-		t.Errorf("PERCONA_VERSION: packages %q, source %q: want one pinned 8.0.N-M", pkg, src)
+	versions := readFile(t, filepath.Join(root, "versions.mk"))
+	for _, p := range []struct{ pin, series, src string }{
+		{"PERCONA_80_VERSION", "8.0", srcArgs["stage:source-build:PERCONA_VERSION"]},
+		{"PERCONA_84_VERSION", "8.4", ""},
+	} {
+		m := regexp.MustCompile(`(?m)^` + p.pin + `\s*:=\s*(\S+)`).FindStringSubmatch(versions)
+		pkg := args["stage:percona-zenfs:"+p.pin]
+		if m == nil || m[1] != pkg || !regexp.MustCompile(`^`+regexp.QuoteMeta(p.series)+`\.\d+-\d+$`).MatchString(pkg) {
+			t.Errorf("%s: versions.mk %v, Dockerfile.percona-zenfs default %q: want one pinned %s.N-M", p.pin, m, pkg, p.series)
+		}
+		if p.src != "" && p.src != pkg {
+			t.Errorf("%s: the source build's PERCONA_VERSION is %q, the packages' %q", p.pin, p.src, pkg)
+		}
+	}
+	if args["stage:percona-zenfs:PERCONA_SERIES"] != "8.0" || args["stage:percona-zenfs:PERCONA_VERSION"] != "" {
+		t.Errorf("Dockerfile.percona-zenfs: PERCONA_SERIES=%q PERCONA_VERSION=%q, want 8.0 (ZenFS, the default) and empty",
+			args["stage:percona-zenfs:PERCONA_SERIES"], args["stage:percona-zenfs:PERCONA_VERSION"])
 	}
 
 	// The names the scripts build are the operator's default images.
-	lib := exec.Command("env", "-i", "bash", "-c", `source hack/images/lib.sh && echo "$BASE_IMAGE $GO_BINARIES_IMAGE $PERCONA_IMAGE $MARIADB_IMAGE $BENCH_IMAGE"`)
+	lib := exec.Command("env", "-i", "bash", "-c", `source hack/images/lib.sh && echo "$BASE_IMAGE $GO_BINARIES_IMAGE $PERCONA_IMAGE $PERCONA84_IMAGE $MARIADB_IMAGE $BENCH_IMAGE"`)
 	lib.Dir = root
 	out, err := lib.CombinedOutput()
 	if err != nil {
@@ -206,7 +220,7 @@ func TestDockerfilesKeepTheContract(t *testing.T) {
 		t.Errorf("lib.sh base and Go binaries images: %v", names[:2])
 	}
 	manager := readFile(t, filepath.Join(root, "operator/cmd/manager/main.go"))
-	for i, flag := range []string{"percona-image", "mariadb-image", "bench-image"} {
+	for i, flag := range []string{"percona-image", "percona-8.4-image", "mariadb-image", "bench-image"} {
 		m := regexp.MustCompile(`"` + flag + `",\s*"([^"]+)"`).FindStringSubmatch(manager)
 		if m == nil || m[1] != names[2+i] {
 			t.Errorf("manager --%s default %v, hack/images builds %s", flag, m, names[2+i])

@@ -198,3 +198,44 @@ type PreconditionRound struct {
 	// Seconds the round ran.
 	Seconds string `json:"seconds"`
 }
+
+// DeviceStatus describes the database's block device: a zoned one, or the conventional one of storage.device
+// (model none, no zones).
+type DeviceStatus struct {
+	// Node the device is on.
+	// +optional
+	Node string `json:"node,omitempty"`
+	// Path of the device inside the pod, equal to the host's (/dev/<name>).
+	Path string `json:"path"`
+	// Model is the kernel's zone model: host-managed, host-aware or none.
+	// +optional
+	Model string `json:"model,omitempty"`
+	// Zones is the number of zones.
+	// +optional
+	Zones int64 `json:"zones,omitempty"`
+	// ZoneSize is the size of a zone.
+	// +optional
+	ZoneSize *resource.Quantity `json:"zoneSize,omitempty"`
+	// ZoneCapacity is the writable part of a zone (NVMe ZNS zones may be smaller than their size).
+	// +optional
+	ZoneCapacity *resource.Quantity `json:"zoneCapacity,omitempty"`
+	// MaxOpenZones is the device's limit of open zones; 0 means no limit.
+	// +optional
+	MaxOpenZones int64 `json:"maxOpenZones,omitempty"`
+	// MaxActiveZones is the device's limit of active zones; 0 means no limit.
+	// +optional
+	MaxActiveZones int64 `json:"maxActiveZones,omitempty"`
+	// Scheduler is the active I/O scheduler; ZenFS needs mq-deadline.
+	// +optional
+	Scheduler string `json:"scheduler,omitempty"`
+	// Capacity is the size of the device.
+	// +optional
+	Capacity *resource.Quantity `json:"capacity,omitempty"`
+	// Problems are the reasons the device was refused, empty when it is fit for ZenFS.
+	// +optional
+	Problems []string `json:"problems,omitempty"`
+	// Warnings are risks of an accepted device: open or active zone limits below the smallest seen to work
+	// with ZenFS and RocksDB (14). The DeviceWarning condition carries them too.
+	// +optional
+	Warnings []string `json:"warnings,omitempty"`
+}

@@ -53,6 +53,15 @@ const (
 	ZonedMetricsPortName  = "zns-metrics"
 )
 
+// ServerVersion is the Percona Server series of the database: spec.mysqlVersion, or 8.0 when it is empty (an object
+// built in code, which the API server's defaulting never saw).
+func (db *ZNSDatabase) ServerVersion() MySQLVersion {
+	if db.Spec.MySQLVersion == "" {
+		return MySQL80
+	}
+	return db.Spec.MySQLVersion
+}
+
 // MetricsEnabled reports whether the pod runs the metrics sidecars (the default).
 func (db *ZNSDatabase) MetricsEnabled() bool {
 	return db.Spec.Metrics.Enabled == nil || *db.Spec.Metrics.Enabled

@@ -34,10 +34,24 @@ const (
 type Flavor string
 
 const (
-	// FlavorPercona is Percona Server for MySQL 8.0 with MyRocks built with ZenFS: the product.
+	// FlavorPercona is Percona Server for MySQL, the product: 8.0 with MyRocks built with ZenFS, or 8.4
+	// (spec.mysqlVersion).
 	FlavorPercona Flavor = "percona"
 	// FlavorMariaDB is MariaDB 10.11 with MyRocks from Debian's packages: a stand-in for tests; it has no ZenFS.
 	FlavorMariaDB Flavor = "mariadb"
+)
+
+// MySQLVersion is the release series of Percona Server for MySQL a database runs.
+// +kubebuilder:validation:Enum="8.0";"8.4"
+type MySQLVersion string
+
+const (
+	// MySQL80 is Percona Server 8.0, the only series whose MyRocks was built with ZenFS (8.0.26-16 and later).
+	// MySQL 8.0 reached its end of life on 2026-04-30.
+	MySQL80 MySQLVersion = "8.0"
+	// MySQL84 is Percona Server 8.4 LTS: InnoDB and MyRocks without ZenFS, which Percona removed in 8.1.0-1
+	// (2023-11-27). On a zoned device it runs on zoned btrfs or f2fs.
+	MySQL84 MySQLVersion = "8.4"
 )
 
 // FormatPolicy says when the operator may make a file system on the database's device.
@@ -74,6 +88,7 @@ const (
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=znsdb,categories=zns-mysql
 // +kubebuilder:printcolumn:name="Engine",type=string,JSONPath=`.spec.engine`
+// +kubebuilder:printcolumn:name="MySQL",type=string,JSONPath=`.spec.mysqlVersion`,priority=1
 // +kubebuilder:printcolumn:name="Storage",type=string,JSONPath=`.status.storage`
 // +kubebuilder:printcolumn:name="Profile",type=string,JSONPath=`.status.profile`
 // +kubebuilder:printcolumn:name="Available",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].status`
@@ -108,6 +123,8 @@ type MetricsSpec struct {
 // +kubebuilder:validation:XValidation:rule="has(self.storage.volume) || has(self.storage.device) || ((has(self.storage.zonedDevice) && has(self.storage.zonedDevice.filesystem) && self.storage.zonedDevice.filesystem != 'zenfs') || (has(self.storage.zonedClaim) && has(self.storage.zonedClaim.filesystem) && self.storage.zonedClaim.filesystem != 'zenfs')) || !has(self.engine) || self.engine == 'rocksdb'",message="ZenFS serves only the rocksdb engine (MyRocks); for innodb on a zoned device set filesystem btrfs or f2fs, or use storage.volume or storage.device"
 // +kubebuilder:validation:XValidation:rule="has(self.storage.volume) || has(self.storage.device) || ((has(self.storage.zonedDevice) && has(self.storage.zonedDevice.filesystem) && self.storage.zonedDevice.filesystem != 'zenfs') || (has(self.storage.zonedClaim) && has(self.storage.zonedClaim.filesystem) && self.storage.zonedClaim.filesystem != 'zenfs')) || !has(self.flavor) || self.flavor == 'percona'",message="ZenFS needs flavor percona: only Percona Server's MyRocks is built with ZenFS; for mariadb on a zoned device set filesystem btrfs or f2fs, or use storage.volume or storage.device"
 // +kubebuilder:validation:XValidation:rule="!has(self.resources) || !has(self.resources.limits) || !('memory' in self.resources.limits) || (type(self.resources.limits.memory) == int ? self.resources.limits.memory <= 17592186044416 : !(['P', 'Pi', 'E', 'Ei', 'e15', 'e16', 'e17', 'e18', 'E15', 'E16', 'E17', 'E18'].exists(s, self.resources.limits.memory.endsWith(s))) && (size(self.resources.limits.memory) < 15 || !(['0', '1', '2', '3', '4', '5', '6', '7', '8', '9'].exists(d, self.resources.limits.memory.endsWith(d)))))",message="spec.resources.limits.memory must be at most 16Ti: a limit in P, Pi, E or Ei, with an exponent of 15 or more, or of 15 or more digits of bytes, is refused"
+// +kubebuilder:validation:XValidation:rule="!has(self.mysqlVersion) || self.mysqlVersion != '8.4' || has(self.storage.volume) || has(self.storage.device) || (has(self.storage.zonedDevice) && has(self.storage.zonedDevice.filesystem) && self.storage.zonedDevice.filesystem != 'zenfs') || (has(self.storage.zonedClaim) && has(self.storage.zonedClaim.filesystem) && self.storage.zonedClaim.filesystem != 'zenfs')",message="ZenFS needs mysqlVersion 8.0: Percona removed ZenFS from Percona Server in 8.1.0-1 (2023-11-27) and 8.4 LTS has none; with mysqlVersion 8.4 set the zoned device's filesystem to btrfs or f2fs, or keep ZenFS with mysqlVersion 8.0"
+// +kubebuilder:validation:XValidation:rule="!has(self.mysqlVersion) || self.mysqlVersion == '8.0' || !has(self.flavor) || self.flavor == 'percona'",message="mysqlVersion 8.4 needs flavor percona: mysqlVersion picks the Percona Server series, and the mariadb stand-in is MariaDB 10.11 whatever it says; leave mysqlVersion at 8.0 for mariadb"
 type ZNSDatabaseSpec struct {
 	// Storage is where the data lives: exactly one of zonedDevice, zonedClaim, device or volume. It cannot be
 	// changed after creation: moving a database to other storage is a new database.
@@ -123,11 +140,22 @@ type ZNSDatabaseSpec struct {
 
 	// Flavor is the MySQL distribution in the image: percona (the product) or mariadb (a test stand-in
 	// without ZenFS). Default: percona. It cannot be changed after creation: the datadir is in the flavor's
-	// format (Percona Server 8.0's data dictionary, or MariaDB's system tables).
+	// format (Percona Server's data dictionary, or MariaDB's system tables).
 	// +kubebuilder:default=percona
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="flavor cannot change once the database exists: its datadir is in the flavor's own format (Percona Server 8.0 and MariaDB cannot open each other's); to move the data, dump it (mysqldump) from this database and load it into a new ZNSDatabase with the other flavor"
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="flavor cannot change once the database exists: its datadir is in the flavor's own format (Percona Server and MariaDB cannot open each other's); to move the data, dump it (mysqldump) from this database and load it into a new ZNSDatabase with the other flavor"
 	// +optional
 	Flavor Flavor `json:"flavor,omitempty"`
+
+	// MySQLVersion is the Percona Server series: 8.0 (the default, and the only one with ZenFS) or 8.4 (LTS:
+	// InnoDB and MyRocks without ZenFS, which Percona removed in 8.1.0-1, so a zoned device needs filesystem
+	// btrfs or f2fs). It picks the default image and the options of the generated my.cnf: 8.4 removed some that
+	// 8.0 takes, and overrides naming them are refused. The mariadb stand-in ignores it (it is MariaDB 10.11) and
+	// refuses 8.4. It cannot be changed after creation: 8.4 upgrades an 8.0 datadir in place at its first start,
+	// 8.0 cannot open it afterwards, and the operator does not drive that one-way step.
+	// +kubebuilder:default="8.0"
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="mysqlVersion cannot change once the database exists: Percona Server 8.4 upgrades an 8.0 datadir in place at its first start and 8.0 cannot open it afterwards, a one-way step the operator does not drive; to move the data, dump it (mysqldump) from this database and load it into a new ZNSDatabase with the other mysqlVersion"
+	// +optional
+	MySQLVersion MySQLVersion `json:"mysqlVersion,omitempty"`
 
 	// Profile selects the mysqld configuration: workload (bulk load off, binary log on) or bulkload (bulk load
 	// on, binary log off: for loading data only, ordinary sessions lose rows with it). Changing it restarts
@@ -137,7 +165,8 @@ type ZNSDatabaseSpec struct {
 	// +optional
 	Profile Profile `json:"profile,omitempty"`
 
-	// Image is the MySQL server image. Default: the operator's image for the chosen flavor.
+	// Image is the MySQL server image. Default: the operator's image for the chosen flavor (and for percona, its
+	// mysqlVersion).
 	// +optional
 	Image string `json:"image,omitempty"`
 
@@ -421,47 +450,6 @@ type FilesystemStatus struct {
 	// show the space of the file systems it mounts.
 	// +optional
 	ZenFS *ZenFSSpaceStatus `json:"zenfs,omitempty"`
-}
-
-// DeviceStatus describes the database's block device: a zoned one, or the conventional one of storage.device
-// (model none, no zones).
-type DeviceStatus struct {
-	// Node the device is on.
-	// +optional
-	Node string `json:"node,omitempty"`
-	// Path of the device inside the pod, equal to the host's (/dev/<name>).
-	Path string `json:"path"`
-	// Model is the kernel's zone model: host-managed, host-aware or none.
-	// +optional
-	Model string `json:"model,omitempty"`
-	// Zones is the number of zones.
-	// +optional
-	Zones int64 `json:"zones,omitempty"`
-	// ZoneSize is the size of a zone.
-	// +optional
-	ZoneSize *resource.Quantity `json:"zoneSize,omitempty"`
-	// ZoneCapacity is the writable part of a zone (NVMe ZNS zones may be smaller than their size).
-	// +optional
-	ZoneCapacity *resource.Quantity `json:"zoneCapacity,omitempty"`
-	// MaxOpenZones is the device's limit of open zones; 0 means no limit.
-	// +optional
-	MaxOpenZones int64 `json:"maxOpenZones,omitempty"`
-	// MaxActiveZones is the device's limit of active zones; 0 means no limit.
-	// +optional
-	MaxActiveZones int64 `json:"maxActiveZones,omitempty"`
-	// Scheduler is the active I/O scheduler; ZenFS needs mq-deadline.
-	// +optional
-	Scheduler string `json:"scheduler,omitempty"`
-	// Capacity is the size of the device.
-	// +optional
-	Capacity *resource.Quantity `json:"capacity,omitempty"`
-	// Problems are the reasons the device was refused, empty when it is fit for ZenFS.
-	// +optional
-	Problems []string `json:"problems,omitempty"`
-	// Warnings are risks of an accepted device: open or active zone limits below the smallest seen to work
-	// with ZenFS and RocksDB (14). The DeviceWarning condition carries them too.
-	// +optional
-	Warnings []string `json:"warnings,omitempty"`
 }
 
 // ZenFSSpaceStatus is the space of a ZenFS file system.

@@ -23,6 +23,7 @@ import (
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
 	"github.com/zns-mysql/zns-mysql/operator/internal/controller"
 	"github.com/zns-mysql/zns-mysql/operator/internal/opmetrics"
+	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
 )
 
 // The secure metrics endpoint asks the API server who a scraper is and whether it may read /metrics.
@@ -34,6 +35,7 @@ func main() {
 		metricsAddr, probeAddr      string
 		leaderElect, metricsSecure  bool
 		perconaImage, mariadbImage  string
+		percona84Image              string
 		benchImage                  string
 		preflightRetry, blockedWait time.Duration
 	)
@@ -42,7 +44,8 @@ func main() {
 		"(TokenReview) and authorizes (SubjectAccessReview: get on the non-resource URL /metrics); false serves plain HTTP to anyone")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address the health probes bind to")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "elect a leader so that only one replica reconciles")
-	flag.StringVar(&perconaImage, "percona-image", "zns-mysql/percona-zenfs:latest", "default MySQL image for flavor percona")
+	flag.StringVar(&perconaImage, "percona-image", "zns-mysql/percona-zenfs:latest", "default MySQL image for flavor percona, mysqlVersion 8.0 (with ZenFS)")
+	flag.StringVar(&percona84Image, "percona-8.4-image", "zns-mysql/percona-84:latest", "default MySQL image for flavor percona, mysqlVersion 8.4 (no ZenFS)")
 	flag.StringVar(&mariadbImage, "mariadb-image", "zns-mysql/mariadb-myrocks:latest", "default MySQL image for flavor mariadb")
 	flag.StringVar(&benchImage, "bench-image", "zns-mysql/bench:latest", "default image of Benchmark Jobs (sysbench and znsbench)")
 	flag.DurationVar(&preflightRetry, "preflight-retry", time.Minute, "wait before a refused device is inspected again")
@@ -83,7 +86,11 @@ func main() {
 		os.Exit(1)
 	}
 	if err := controller.SetupZNSDatabase(mgr, controller.Options{
-		Images:         map[v1alpha1.Flavor]string{v1alpha1.FlavorPercona: perconaImage, v1alpha1.FlavorMariaDB: mariadbImage},
+		Images: map[resources.ImageKey]string{
+			{Flavor: v1alpha1.FlavorPercona, Version: v1alpha1.MySQL80}: perconaImage,
+			{Flavor: v1alpha1.FlavorPercona, Version: v1alpha1.MySQL84}: percona84Image,
+			{Flavor: v1alpha1.FlavorMariaDB}:                            mariadbImage,
+		},
 		BenchImage:     benchImage,
 		PreflightRetry: preflightRetry,
 		BlockedRetry:   blockedWait,

@@ -30,9 +30,10 @@ func mycnfCmd(args []string, d deps) int {
 	fs := flag.NewFlagSet("znsdb mycnf", flag.ContinueOnError)
 	fs.SetOutput(d.stderr)
 	in := mycnf.Input{Overrides: overrideFlags{}}
-	var flavor, engine, profile, memory string
+	var flavor, version, engine, profile, memory string
 	var port, serverID int
 	fs.StringVar(&flavor, "flavor", string(mycnf.FlavorPercona), "percona or mariadb")
+	fs.StringVar(&version, "mysql-version", string(mycnf.Version80), "Percona Server series: 8.0 or 8.4 (mariadb: 8.0)")
 	fs.StringVar(&engine, "engine", string(mycnf.EngineRocksDB), "rocksdb or innodb")
 	fs.StringVar(&profile, "profile", string(mycnf.ProfileWorkload), "workload or bulkload")
 	fs.StringVar(&in.ZenFSDevice, "zenfs-device", "", "zoned device kernel name for ZenFS (empty: conventional filesystem)")
@@ -51,7 +52,8 @@ func mycnfCmd(args []string, d deps) int {
 		fmt.Fprintf(d.stderr, "znsdb mycnf: --memory: %v\n", err)
 		return exitUsage
 	}
-	in.Flavor, in.Engine, in.Profile = mycnf.Flavor(flavor), mycnf.Engine(engine), mycnf.Profile(profile)
+	in.Flavor, in.Version = mycnf.Flavor(flavor), mycnf.Version(version)
+	in.Engine, in.Profile = mycnf.Engine(engine), mycnf.Profile(profile)
 	in.MemoryLimitBytes, in.Port, in.ServerID = q.Value(), int32(port), int32(serverID)
 	out, err := mycnf.Generate(in)
 	if err != nil {

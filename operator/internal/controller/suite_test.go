@@ -27,6 +27,7 @@ import (
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
 	"github.com/zns-mysql/zns-mysql/operator/internal/controller"
 	"github.com/zns-mysql/zns-mysql/operator/internal/opmetrics"
+	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
 	"github.com/zns-mysql/zns-mysql/operator/internal/scale"
 	"github.com/zns-mysql/zns-mysql/test/kubetest"
 )
@@ -45,6 +46,7 @@ const (
 	testPreflightRetry = 2 * time.Second
 	testBlockedRetry   = time.Second
 	perconaTestImage   = "example.test/percona-zenfs:test"
+	percona84TestImage = "example.test/percona-84:test"
 	mariadbTestImage   = "example.test/mariadb-myrocks:test"
 	benchTestImage     = "example.test/bench:test"
 )
@@ -167,7 +169,11 @@ func startManager() error {
 		return err
 	}
 	if err := controller.SetupZNSDatabase(mgr, controller.Options{
-		Images:         map[v1alpha1.Flavor]string{v1alpha1.FlavorPercona: perconaTestImage, v1alpha1.FlavorMariaDB: mariadbTestImage},
+		Images: map[resources.ImageKey]string{
+			{Flavor: v1alpha1.FlavorPercona, Version: v1alpha1.MySQL80}: perconaTestImage,
+			{Flavor: v1alpha1.FlavorPercona, Version: v1alpha1.MySQL84}: percona84TestImage,
+			{Flavor: v1alpha1.FlavorMariaDB}:                            mariadbTestImage,
+		},
 		BenchImage:     benchTestImage,
 		PreflightRetry: testPreflightRetry,
 		BlockedRetry:   testBlockedRetry,

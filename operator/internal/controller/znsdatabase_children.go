@@ -114,6 +114,7 @@ func MyCnfInput(db *v1alpha1.ZNSDatabase, profile v1alpha1.Profile) mycnf.Input 
 		Flavor:           mycnf.Flavor(db.Spec.Flavor),
 		Engine:           mycnf.Engine(db.Spec.Engine),
 		Profile:          mycnf.Profile(profile),
+		Version:          mycnf.Version(db.ServerVersion()),
 		ZenFSDevice:      zenfsDevice,
 		MemoryLimitBytes: resources.MemoryLimitBytes(db),
 		DataDir:          v1alpha1.DataDir,

@@ -29,6 +29,7 @@ import (
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
 	"github.com/zns-mysql/zns-mysql/operator/internal/event"
+	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
 )
 
 // FieldManager is the one server-side apply field manager of the operator.
@@ -49,8 +50,8 @@ var requeue = ctrl.Result{Requeue: true}
 type ZNSDatabaseReconciler struct {
 	client.Client
 	Recorder record.EventRecorder
-	// Images are the default MySQL images per flavor.
-	Images map[v1alpha1.Flavor]string
+	// Images are the default MySQL images per flavor and, for percona, series.
+	Images map[resources.ImageKey]string
 	// PreflightRetry is how long a refused or failed device preflight waits before it runs again, so that a
 	// user who fixed the device (say, its scheduler) sees it accepted without touching the resource.
 	PreflightRetry time.Duration
@@ -271,7 +272,7 @@ func podToDatabase(_ context.Context, obj client.Object) []reconcile.Request {
 
 // Options are the operator-wide settings of the reconcilers.
 type Options struct {
-	Images         map[v1alpha1.Flavor]string
+	Images         map[resources.ImageKey]string
 	BenchImage     string
 	PreflightRetry time.Duration
 	BlockedRetry   time.Duration

@@ -160,20 +160,20 @@ func TestZonedPodIdentity(t *testing.T) {
 	}
 }
 
-// status.zenfs follows the space the readiness helper publishes while mysqld runs, not only the format step's.
+// status.filesystem.zenfs follows the space the readiness helper publishes while mysqld runs, not only the format step's.
 func TestZenFSSpaceRefreshedWhileRunning(t *testing.T) {
 	requireEnv(t)
 	db, sts := zonedUpToPod(t, "space")
 	mysqlPod(t, db, sts)
 	var formatAt time.Time
-	eventually(t, "status.zenfs from the format step", func() error {
+	eventually(t, "status.filesystem.zenfs from the format step", func() error {
 		fs := get(t, db).Status.Filesystem
 		if fs == nil || fs.UUID != "c59e1291-cd99-49cb-bbf6-f3555b283912" {
 			return fmt.Errorf("status.filesystem = %+v", fs)
 		}
 		z := fs.ZenFS
 		if z == nil || z.Free.Value() != 3904<<20 || z.MeasuredAt == nil {
-			return fmt.Errorf("status.zenfs = %+v", z)
+			return fmt.Errorf("status.filesystem.zenfs = %+v", z)
 		}
 		formatAt = z.MeasuredAt.Time
 		return nil
@@ -185,11 +185,11 @@ func TestZenFSSpaceRefreshedWhileRunning(t *testing.T) {
 	later := formatAt.Add(time.Minute).UTC().Truncate(time.Second)
 	annotatePod(t, db, space(t, dbinit.Space{At: later, FreeBytes: 3659 << 20, UsedBytes: 124 << 20,
 		ReclaimableBytes: 35 << 20, SpaceAmplificationPercent: 28}))
-	eventually(t, "status.zenfs refreshed", func() error {
+	eventually(t, "status.filesystem.zenfs refreshed", func() error {
 		z := get(t, db).Status.ZenFSSpace()
 		if z.Free.Value() != 3659<<20 || z.Used.Value() != 124<<20 || z.Reclaimable.Value() != 35<<20 ||
 			z.MeasuredAt == nil || !z.MeasuredAt.Time.Equal(later) {
-			return fmt.Errorf("status.zenfs = %+v", z)
+			return fmt.Errorf("status.filesystem.zenfs = %+v", z)
 		}
 		if fs := get(t, db).Status.Filesystem; fs.Action != "format" || fs.Type != "zenfs" {
 			return fmt.Errorf("the format step's record was lost: %+v", fs)
@@ -201,10 +201,10 @@ func TestZenFSSpaceRefreshedWhileRunning(t *testing.T) {
 	failedAt := later.Add(time.Minute)
 	annotatePod(t, db, space(t, dbinit.Space{At: failedAt, Error: "zenfs df failed: zenfs aborted reading nullb0",
 		ErrorReason: string(zenfs.ReasonAborted)}))
-	eventually(t, "status.zenfs.spaceError", func() error {
+	eventually(t, "status.filesystem.zenfs.error", func() error {
 		z := get(t, db).Status.ZenFSSpace()
 		if !strings.Contains(z.Error, "zenfs aborted") || z.Free.Value() != 3659<<20 || !z.MeasuredAt.Time.Equal(later) {
-			return fmt.Errorf("status.zenfs = %+v", z)
+			return fmt.Errorf("status.filesystem.zenfs = %+v", z)
 		}
 		return nil
 	})
@@ -222,7 +222,7 @@ func TestZenFSSpaceRefreshedWhileRunning(t *testing.T) {
 		consistently(t, "ignored annotation "+v, time.Second, func() error {
 			z := get(t, db).Status.ZenFSSpace()
 			if z.Free.Value() != 3659<<20 || z.Error == "" {
-				return fmt.Errorf("status.zenfs = %+v", z)
+				return fmt.Errorf("status.filesystem.zenfs = %+v", z)
 			}
 			return nil
 		})

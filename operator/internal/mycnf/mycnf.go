@@ -1,7 +1,7 @@
 // Package mycnf generates mysqld's option file for a ZNSDatabase: the seed's
 // MyRocks tuning (bulk-load and workload profiles) or an InnoDB baseline,
-// sized to the container's memory, for Percona Server 8.0 (the product) or
-// MariaDB 10.11 with MyRocks (the stand-in the tests run for real).
+// sized to the container's memory, for Percona Server 8.0 or 8.4 (the product)
+// or MariaDB 10.11 with MyRocks (the stand-in the tests run for real).
 package mycnf
 
 import (
@@ -15,7 +15,7 @@ import (
 type Flavor string
 
 const (
-	FlavorPercona Flavor = "percona" // Percona Server for MySQL 8.0 with ZenFS-enabled MyRocks
+	FlavorPercona Flavor = "percona" // Percona Server for MySQL: 8.0 with ZenFS-enabled MyRocks, or 8.4 (Version)
 	FlavorMariaDB Flavor = "mariadb" // MariaDB 10.11 + mariadb-plugin-rocksdb (Debian), the test stand-in
 )
 
@@ -47,6 +47,8 @@ type Input struct {
 	Flavor  Flavor
 	Engine  Engine
 	Profile Profile
+	// Version is the Percona Server series; "" means 8.0. MariaDB takes only "" or 8.0.
+	Version Version
 	// ZenFSDevice is the zoned device's kernel name (e.g. "nvme0n2"); "" means
 	// a conventional filesystem. Only Percona's MyRocks can use it.
 	ZenFSDevice string
@@ -176,6 +178,9 @@ func defaults(in Input, s Sizes) options {
 	case EngineInnoDB:
 		innodbDefaults(o, in, s)
 	}
+	if in.Flavor == FlavorPercona && in.Version.orDefault() == Version84 {
+		percona84(o)
+	}
 	return o
 }
 
@@ -282,6 +287,15 @@ func validateInput(in Input) error {
 	default:
 		return fmt.Errorf("mycnf: unknown flavor %q (want %q or %q)", in.Flavor, FlavorPercona, FlavorMariaDB)
 	}
+	switch in.Version {
+	case "", Version80:
+	case Version84:
+		if in.Flavor != FlavorPercona {
+			return fmt.Errorf("mycnf: MySQL version %q needs flavor %q: %s is the MariaDB 10.11 stand-in whatever the version says", in.Version, FlavorPercona, in.Flavor)
+		}
+	default:
+		return fmt.Errorf("mycnf: unknown MySQL version %q (want %q or %q)", in.Version, Version80, Version84)
+	}
 	switch in.Engine {
 	case EngineRocksDB, EngineInnoDB:
 	default:
@@ -303,6 +317,9 @@ func validateInput(in Input) error {
 			// MariaDB would accept loose-rocksdb-fs-uri and ignore it, putting
 			// the data on the filesystem while the benchmark claims ZNS.
 			return fmt.Errorf("mycnf: ZenFS device %q needs flavor %q: %s's MyRocks has no ZenFS", in.ZenFSDevice, FlavorPercona, in.Flavor)
+		}
+		if in.Version.orDefault() != Version80 {
+			return fmt.Errorf("mycnf: ZenFS device %q needs MySQL 8.0: Percona removed ZenFS in 8.1.0-1 (2023-11-27) and %s has none", in.ZenFSDevice, in.Version)
 		}
 	}
 	for _, p := range []struct{ name, v string }{{"DataDir", in.DataDir}, {"Socket", in.Socket}, {"PidFile", in.PidFile}} {
@@ -346,7 +363,13 @@ func render(in Input, s Sizes, o options) (string, error) {
 	if zenfs == "" {
 		zenfs = "none"
 	}
-	fmt.Fprintf(&b, "# flavor=%s engine=%s profile=%s zenfs=%s memory=%s\n", in.Flavor, in.Engine, in.Profile, zenfs, mem)
+	// The series is named only for 8.4: the header of an 8.0 file stays what it was before there was a choice,
+	// so that the operator's upgrade does not change every 8.0 database's file and restart its mysqld.
+	version := ""
+	if in.Version.orDefault() != Version80 {
+		version = " mysql=" + string(in.Version)
+	}
+	fmt.Fprintf(&b, "# flavor=%s%s engine=%s profile=%s zenfs=%s memory=%s\n", in.Flavor, version, in.Engine, in.Profile, zenfs, mem)
 	b.WriteString("[mysqld]\n")
 	for _, k := range keys {
 		opt := o[k]
@@ -367,7 +390,13 @@ func render(in Input, s Sizes, o options) (string, error) {
 // backslash escapes (\\ \" ...) are decoded, quoted or not. Values with a
 // space, '#' (starts a comment outside quotes), ';' (the seed quotes those),
 // quotes or backslashes are therefore double-quoted with '\' and '"' escaped.
+//
+// The empty value is written '' as the MySQL manual writes it (tls_version=''), so that it reads as meant rather
+// than as a line cut short.
 func quoteValue(v string) string {
+	if v == "" {
+		return "''"
+	}
 	if !strings.ContainsAny(v, " #;\"'\\") {
 		return v
 	}

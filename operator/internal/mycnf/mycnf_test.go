@@ -51,6 +51,14 @@ func TestGolden(t *testing.T) {
 			}
 		}
 	}
+	// Percona Server 8.4 (no ZenFS there: TestVersionInputErrors), named percona84_<engine>_<profile>.
+	for _, e := range []Engine{EngineRocksDB, EngineInnoDB} {
+		for _, p := range []Profile{ProfileBulkLoad, ProfileWorkload} {
+			in := base(FlavorPercona, e, p)
+			in.Version = Version84
+			cases = append(cases, gcase{"percona84_" + string(e) + "_" + string(p), in})
+		}
+	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			got, err := Generate(c.in)
@@ -81,12 +89,12 @@ func TestGoldenSet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(entries) != 10 {
+	if len(entries) != 14 {
 		var names []string
 		for _, e := range entries {
 			names = append(names, e.Name())
 		}
-		t.Errorf("testdata holds %d goldens, want 10 (4 MariaDB, 4 Percona, 2 Percona zoned): %v", len(entries), names)
+		t.Errorf("testdata holds %d goldens, want 14 (4 MariaDB, 4 Percona 8.0, 2 Percona 8.0 zoned, 4 Percona 8.4): %v", len(entries), names)
 	}
 }
 

@@ -26,6 +26,8 @@ var forcedKeys = map[string]string{
 	"log_error": "the server logs to stderr, which the operator and kubectl logs read",
 	"getopt_prefix_matching": "the operator turns MariaDB's option prefix matching off, so that an abbreviated name " +
 		"cannot reach an option refused here",
+	"mysql_native_password": "the image's entrypoint creates root and the metrics account with mysql_native_password, " +
+		"which Percona Server 8.4 loads only when the operator sets this ON",
 }
 
 // deniedKeys are options no user may set, by normalised name, because they
@@ -109,6 +111,9 @@ func applyOverrides(o options, in Input) (map[string]string, error) {
 		}
 		if reason, ok := forcedReason(norm); ok {
 			return nil, fmt.Errorf("mycnf: override %q is not allowed: %s", key, reason)
+		}
+		if err := checkRemovedOverride(in, key); err != nil {
+			return nil, err
 		}
 		// MySQL 8.0 (Percona) matches option names exactly: prefix matching was removed in 5.7, so an
 		// abbreviation is an unknown option there (mysqld refuses to start, or ignores it with loose-) and

@@ -126,7 +126,7 @@ var (
 	descDBAvailable = newDesc(Namespace+"_database_available",
 		"1 when the ZNSDatabase's Available condition is True.", dbLabels, nil)
 	descDBZenFS = newDesc(Namespace+"_database_zenfs_bytes",
-		"ZenFS space as the database's readiness probe last published it (status.zenfs): free, used, reclaimable.",
+		"ZenFS space as the database's readiness probe last published it (status.filesystem.zenfs): free, used, reclaimable.",
 		append(dbLabels, "kind"), nil)
 	descDBZones = newDesc(Namespace+"_database_device_zones",
 		"Zones of the database's zoned device (status.device.zones).", append(dbLabels, "device"), nil)

@@ -442,13 +442,37 @@ func MemoryLimitBytes(db *v1alpha1.ZNSDatabase) int64 {
 	return 0
 }
 
-// Image is the MySQL image for db: its own, or the operator's default for its flavor.
-func Image(db *v1alpha1.ZNSDatabase, defaults map[v1alpha1.Flavor]string) (string, error) {
+// ImageKey names one of the operator's default MySQL images: a flavor and, for percona, its series (Percona
+// Server 8.0 with ZenFS and 8.4 without are different images). MariaDB's Version is empty: the stand-in is
+// MariaDB 10.11 whatever spec.mysqlVersion says.
+type ImageKey struct {
+	Flavor  v1alpha1.Flavor
+	Version v1alpha1.MySQLVersion
+}
+
+// ImageKeyOf is the key of db's default image.
+func ImageKeyOf(db *v1alpha1.ZNSDatabase) ImageKey {
+	if db.Spec.Flavor == v1alpha1.FlavorPercona {
+		return ImageKey{Flavor: db.Spec.Flavor, Version: db.ServerVersion()}
+	}
+	return ImageKey{Flavor: db.Spec.Flavor}
+}
+
+func (k ImageKey) String() string {
+	if k.Version == "" {
+		return fmt.Sprintf("flavor %q", k.Flavor)
+	}
+	return fmt.Sprintf("flavor %q with mysqlVersion %q", k.Flavor, k.Version)
+}
+
+// Image is the MySQL image for db: its own, or the operator's default for its flavor and series.
+func Image(db *v1alpha1.ZNSDatabase, defaults map[ImageKey]string) (string, error) {
 	if db.Spec.Image != "" {
 		return db.Spec.Image, nil
 	}
-	if img := defaults[db.Spec.Flavor]; img != "" {
+	key := ImageKeyOf(db)
+	if img := defaults[key]; img != "" {
 		return img, nil
 	}
-	return "", fmt.Errorf("no image configured for flavor %q: set spec.image or start the operator with an image for it", db.Spec.Flavor)
+	return "", fmt.Errorf("no image configured for %s: set spec.image or start the operator with an image for it", key)
 }

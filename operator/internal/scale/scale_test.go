@@ -35,6 +35,7 @@ import (
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
 	"github.com/zns-mysql/zns-mysql/operator/internal/controller"
+	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
 	"github.com/zns-mysql/zns-mysql/test/kubetest"
 )
 
@@ -262,7 +263,10 @@ func startManager(t *testing.T, cfg *rest.Config, scheme *runtime.Scheme, counte
 		t.Fatal(err)
 	}
 	if err := controller.SetupZNSDatabase(mgr, controller.Options{
-		Images:         map[v1alpha1.Flavor]string{v1alpha1.FlavorPercona: "example.test/percona:scale", v1alpha1.FlavorMariaDB: "example.test/mariadb:scale"},
+		Images: map[resources.ImageKey]string{
+			{Flavor: v1alpha1.FlavorPercona, Version: v1alpha1.MySQL80}: "example.test/percona:scale",
+			{Flavor: v1alpha1.FlavorMariaDB}:                            "example.test/mariadb:scale",
+		},
 		PreflightRetry: time.Minute, BlockedRetry: 30 * time.Second, // cmd/manager's defaults
 	}); err != nil {
 		t.Fatal(err)
