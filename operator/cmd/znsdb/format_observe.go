@@ -71,7 +71,13 @@ func (f formatFlags) observeZoned(ctx context.Context, b fsformat.Backend, token
 	if sb := meta.Superblock; sb != nil {
 		state.UUID = sb.UUID
 	}
-	if s.found.Probe, err = f.probe(ctx, d); err != nil {
+	s.found.Probe, err = f.probe(ctx, d)
+	switch {
+	case errors.Is(err, exec.ErrNotFound) && isZenFS(b):
+		// ZenFS's own readers decide without it, as they did before blkid was asked; it only names other file
+		// systems in a refusal.
+		fmt.Fprintf(d.stderr, "znsdb: no blkid in this image: %s is judged by its zones and ZenFS superblock alone\n", f.devPath())
+	case err != nil:
 		r.Error = err.Error()
 		return r, nil
 	}
@@ -208,7 +214,7 @@ func (f formatFlags) probe(ctx context.Context, d deps) (zonedfs.Probe, error) {
 		return zonedfs.Probe{}, nil
 	}
 	if err != nil {
-		return zonedfs.Probe{}, fmt.Errorf("blkid on %s failed: %v: %s", f.devPath(), err, lastLines(stderr, 3))
+		return zonedfs.Probe{}, fmt.Errorf("blkid on %s failed: %w: %s", f.devPath(), err, lastLines(stderr, 3))
 	}
 	return zonedfs.ParseProbe(out)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -362,5 +363,23 @@ func TestZenFSWantedOverBtrfsRefusedByName(t *testing.T) {
 	}
 	if !strings.Contains(r.allArgv(), "blkid -p -o export /dev/nullb0") {
 		t.Errorf("blkid not asked:\n%s", r.allArgv())
+	}
+}
+
+// An image without blkid still formats ZenFS, judged by its own readers as before blkid was asked; a file system
+// blkid must recognise cannot be judged without it.
+func TestZenFSWithoutBlkid(t *testing.T) {
+	r := zenfsFake(t, false, freshDf(t))
+	r.before = map[string]func(){"mkfs": func() { r.replies["ls-uuid"] = replay(t, "capture/nullb0/10-ls-uuid") }}
+	noBlkid := &exec.Error{Name: "blkid", Err: exec.ErrNotFound}
+	r.replies["-p"] = reply{err: noBlkid}
+	res := runZnsdb(t, r, nullb0(), nil, formatArgs(filepath.Join(t.TempDir(), "aux"))...)
+	if res.code != exitOK || res.report.Filesystem.Action != fsformat.ActionFormat || !strings.Contains(res.stderr, "no blkid") {
+		t.Errorf("zenfs without blkid: exit %d, %+v, stderr %s", res.code, res.report.Filesystem, res.stderr)
+	}
+	b := &fakeRunner{replies: map[string]reply{"-p": {err: noBlkid}}}
+	res = runZnsdb(t, b, nullb0(), nil, "format", "--device", "nullb0", "--filesystem", "btrfs", "--sys-block", sysBlock)
+	if res.code != exitRefused || !strings.Contains(res.report.Error, "executable file not found") || strings.Contains(b.allArgv(), "mkfs") {
+		t.Errorf("btrfs without blkid: exit %d, error %q, commands:\n%s", res.code, res.report.Error, b.allArgv())
 	}
 }
