@@ -391,8 +391,8 @@ func render(in Input, s Sizes, o options) (string, error) {
 // space, '#' (starts a comment outside quotes), ';' (the seed quotes those),
 // quotes or backslashes are therefore double-quoted with '\' and '"' escaped.
 //
-// The empty value is written ” as the MySQL manual writes it (tls_version=”), so that it reads as meant rather
-// than as a line cut short.
+// The empty value is written as a pair of single quotes, as the MySQL manual writes an empty tls_version, so
+// that it reads as meant rather than as a line cut short.
 func quoteValue(v string) string {
 	if v == "" {
 		return "''"
