@@ -169,6 +169,7 @@ func TestZonedFilesystemFlow(t *testing.T) {
 	if out := sqlJob(t, again, "SELECT GROUP_CONCAT(v ORDER BY id) FROM e2e.t;"); strings.TrimSpace(out) != "kept,across,deletion" {
 		t.Errorf("rows after deleting and re-creating the database: %q, want the three written before", out)
 	}
+	reformat(t, again, cur.Status.Filesystem.UUID)
 
 	// zf2fs is no target: its mysqld would only compete with theirs for the emulated node's two vCPUs.
 	if err := k8s.Delete(ctx, f2fs); err != nil {
@@ -234,6 +235,42 @@ func TestZonedFilesystemFlow(t *testing.T) {
 		}
 	}
 	printComparison(t, b)
+}
+
+// reformat sets a new reformatToken on a running database: on the real kubelet the operator stops mysqld (the
+// kubelet unmounts the file system), the format Job makes a new one over the old, and mysqld starts on it, empty.
+func reformat(t *testing.T, db *v1alpha1.ZNSDatabase, oldUUID string) {
+	t.Helper()
+	start := time.Now()
+	cur := &v1alpha1.ZNSDatabase{}
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(db), cur); err != nil {
+		t.Fatal(err)
+	}
+	token := "e2e-reformat-" + db.Namespace
+	patch := client.MergeFrom(cur.DeepCopy())
+	cur.Spec.Format.ReformatToken = token
+	if err := k8s.Patch(ctx, cur, patch); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, db.Name+" re-formatted with the new token", zonedAvailableTimeout, func() error {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(db), cur); err != nil {
+			return err
+		}
+		f := cur.Status.Filesystem
+		if f == nil || f.ReformatToken != token || f.Action != "format" {
+			return fmt.Errorf("status.filesystem %+v", f)
+		}
+		return nil
+	})
+	waitAvailableWithin(t, db, zonedAvailableTimeout)
+	if f := cur.Status.Filesystem; f.UUID == oldUUID || f.ZonesReset == 0 {
+		t.Errorf("re-formatted %s: status.filesystem %+v, want a new file system (UUID was %s) over reset zones", db.Name, f, oldUUID)
+	}
+	if out := sqlJob(t, db, "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'e2e';"); strings.TrimSpace(out) != "0" {
+		t.Errorf("tables of schema e2e after the re-format: %q, want none", out)
+	}
+	t.Logf("ZONED-NODE %s re-formatted by a new reformatToken and Available again %s after the patch", db.Name,
+		time.Since(start).Round(time.Second))
 }
 
 // preconditionedDeviceDB is InnoDB on ext4 on a whole conventional device, preconditioned before mkfs: two
