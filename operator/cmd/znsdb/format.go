@@ -116,12 +116,12 @@ func format(ctx context.Context, f formatFlags, d deps) dbinit.Report {
 		}
 	}
 	sight.release()
-	f.make(ctx, b, token, force, &r, d)
+	f.makeFilesystem(ctx, b, token, force, &r, d)
 	return r
 }
 
-// make runs the backend's mkfs and records the new file system in the report.
-func (f formatFlags) make(ctx context.Context, b fsformat.Backend, token string, force bool, r *dbinit.Report, d deps) {
+// makeFilesystem runs the backend's mkfs and records the new file system in the report.
+func (f formatFlags) makeFilesystem(ctx context.Context, b fsformat.Backend, token string, force bool, r *dbinit.Report, d deps) {
 	if labelled, ok := b.(fsformat.Labelled); ok {
 		r.Error = f.makeLabelled(ctx, labelled, token, force, r.Filesystem, d)
 		return

@@ -133,7 +133,7 @@ func (f formatFlags) observeConventional(ctx context.Context, b fsformat.Backend
 		return r, nil
 	}
 	s.found = fsformat.Observed{Probe: found, Empty: zero}
-	state.Found, state.UUID, state.Label = found.Type, found.UUID, found.Label
+	state.Found, state.UUID, state.Label = fsformat.Found(s.found), found.UUID, found.Label
 	return r, s
 }
 
