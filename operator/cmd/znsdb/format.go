@@ -150,9 +150,12 @@ func setError(r *dbinit.Report, err error) {
 }
 
 func (f formatFlags) settings(getenv func(string) string) (fsformat.Backend, fsformat.Policy, string, error) {
-	b, err := fsformat.ForName(f.filesystem)
+	b, err := fsformat.ForName(f.filesystem, f.zoned)
 	if err != nil {
 		return nil, "", "", err
+	}
+	if f.metadataDevice != "" && !f.zonedXFS() {
+		return nil, "", "", errors.New("--metadata-device is for zoned XFS only (--filesystem xfs --zoned)")
 	}
 	if f.device == "" || (isZenFS(b) && f.auxPath == "") {
 		return nil, "", "", errors.New("format needs --device and --aux-path (--aux-path only for zenfs)")

@@ -17,20 +17,31 @@ import (
 // that it is there with that label; it returns what went wrong, "" when nothing did, and records the new file
 // system's UUID and label.
 func (f formatFlags) makeLabelled(ctx context.Context, b fsformat.Labelled, token string, force bool, state *dbinit.FilesystemState, d deps) string {
-	cmd, err := zonedfs.MkfsCommand(b.FS, f.devPath(), token, force)
+	var cmd []string
+	var err error
+	if b.ZonedMode {
+		cmd, err = zonedfs.ZonedXFSMkfsCommand(f.devPath(), f.metaPath(), token, force)
+	} else {
+		cmd, err = zonedfs.MkfsCommand(b.FS, f.devPath(), token, force)
+	}
 	if err != nil {
 		return err.Error()
 	}
 	if _, stderr, err := d.runner.Run(ctx, cmd[0], cmd[1:]...); err != nil {
 		return fmt.Sprintf("%s failed: %v: %s", cmd[0], err, lastLines(stderr, 5))
 	}
-	made, err := f.probe(ctx, d)
+	// A zoned XFS with a metadata device is seen on that device; its realtime device carries no signature.
+	at := f.devPath()
+	if f.metaPath() != "" {
+		at = f.metaPath()
+	}
+	made, err := f.probeAt(ctx, at, d)
 	switch {
 	case err != nil:
 		return fmt.Sprintf("%s succeeded, but probing the result failed: %v", cmd[0], err)
 	case made.Type != b.Name() || made.Label != zonedfs.Label(token):
 		return fmt.Sprintf("%s succeeded, but blkid finds %q labelled %q on %s, not %s labelled %q", cmd[0],
-			made.Type, made.Label, f.devPath(), b.Name(), zonedfs.Label(token))
+			made.Type, made.Label, at, b.Name(), zonedfs.Label(token))
 	}
 	state.UUID, state.Label = made.UUID, made.Label
 	return ""

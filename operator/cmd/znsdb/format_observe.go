@@ -43,7 +43,7 @@ func (s *sighting) release() {
 // (zenfs.Meta.Unsafe): it would take a word of those bytes as a size to allocate. ls-uuid failing is not an
 // error: it fails for the whole host when any one device holds such data, and the superblock alone decides then.
 func (f formatFlags) observeZoned(ctx context.Context, b fsformat.Backend, token string, d deps) (dbinit.Report, *sighting) {
-	r, zones := preflight(f.deviceFlags, d.devices)
+	r, zones := preflight(ctx, f.deviceFlags, d)
 	if zones == nil {
 		return r, nil
 	}
@@ -79,6 +79,10 @@ func (f formatFlags) observeZoned(ctx context.Context, b fsformat.Backend, token
 		fmt.Fprintf(d.stderr, "znsdb: no blkid in this image: %s is judged by its zones and ZenFS superblock alone\n", f.devPath())
 	case err != nil:
 		r.Error = err.Error()
+		return r, nil
+	}
+	if f.metadataDevice != "" && !f.observeMetadataDevice(ctx, s, &r, d) {
+		s.release()
 		return r, nil
 	}
 	if s.found.Probe.Type != "" {
@@ -207,16 +211,61 @@ func (f formatFlags) lsUUID(ctx context.Context, d deps) (string, bool) {
 
 // probe asks blkid what the device holds; no signature is not an error.
 func (f formatFlags) probe(ctx context.Context, d deps) (zonedfs.Probe, error) {
-	cmd := zonedfs.ProbeCommand(f.devPath())
+	return f.probeAt(ctx, f.devPath(), d)
+}
+
+func (f formatFlags) probeAt(ctx context.Context, devPath string, d deps) (zonedfs.Probe, error) {
+	cmd := zonedfs.ProbeCommand(devPath)
 	out, stderr, err := d.runner.Run(ctx, cmd[0], cmd[1:]...)
 	var exit *exec.ExitError
 	if errors.As(err, &exit) && exit.ExitCode() == zonedfs.BlkidNothingFound {
 		return zonedfs.Probe{}, nil
 	}
 	if err != nil {
-		return zonedfs.Probe{}, fmt.Errorf("blkid on %s failed: %w: %s", f.devPath(), err, lastLines(stderr, 3))
+		return zonedfs.Probe{}, fmt.Errorf("blkid on %s failed: %w: %s", devPath, err, lastLines(stderr, 3))
 	}
 	return zonedfs.ParseProbe(out)
+}
+
+// observeMetadataDevice adds what zoned XFS's metadata device holds to what the zoned device was seen to hold:
+// the device counts as empty only if both are, and the metadata device's XFS is the file system (its realtime
+// zoned device has no signature). The metadata device stays held exclusively until mkfs, like a conventional
+// device; ok is false when format must stop.
+func (f formatFlags) observeMetadataDevice(ctx context.Context, s *sighting, r *dbinit.Report, d deps) (ok bool) {
+	meta, problems, err := f.metadataDeviceOf()
+	switch {
+	case err != nil:
+		r.Error = err.Error()
+		return false
+	case meta == nil:
+		r.Problems = append(r.Problems, problems...)
+		return false
+	}
+	holder, err := d.devices.Open(f.metaPath())
+	if errors.Is(err, zbd.ErrBusy) {
+		r.Problems = append(r.Problems, zbd.BusyProblem(f.metaPath(), err))
+		return false
+	}
+	if err != nil {
+		r.Error = fmt.Sprintf("opening the metadata device %s: %v", f.metaPath(), err)
+		return false
+	}
+	s.holder = holder
+	zero, err := zonedfs.ZeroEnds(holder, meta.CapacityBytes)
+	if err != nil {
+		r.Error = fmt.Sprintf("reading the ends of the metadata device %s: %v", f.metaPath(), err)
+		return false
+	}
+	found, err := f.probeAt(ctx, f.metaPath(), d)
+	if err != nil {
+		r.Error = err.Error()
+		return false
+	}
+	if s.found.Probe.Type == "" {
+		s.found.Probe = found
+	}
+	s.found.Empty = s.found.Empty && zero && found.Type == ""
+	return true
 }
 
 // lastLines keeps the end of a tool's stderr for an error message.

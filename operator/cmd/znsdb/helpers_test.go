@@ -208,15 +208,22 @@ type result struct {
 // which must hold exactly what stdout shows.
 func runZnsdb(t *testing.T, r Runner, devs Devices, env map[string]string, args ...string) result {
 	t.Helper()
+	return runZnsdbOn(t, deps{runner: r, devices: devs, getenv: func(k string) string { return env[k] }}, args...)
+}
+
+// runZnsdbOn runs the helper with d, its output captured.
+func runZnsdbOn(t *testing.T, d deps, args ...string) result {
+	t.Helper()
 	var out, errOut bytes.Buffer
 	logPath := filepath.Join(t.TempDir(), "termination-log")
 	if args[0] != "health" {
 		args = append(args, "--termination-log", logPath)
 	}
-	code := run(context.Background(), args, deps{
-		runner: r, devices: devs, stdout: &out, stderr: &errOut,
-		getenv: func(k string) string { return env[k] },
-	})
+	d.stdout, d.stderr = &out, &errOut
+	if d.getenv == nil {
+		d.getenv = func(string) string { return "" }
+	}
+	code := run(context.Background(), args, d)
 	res := result{code: code, stdout: out.String(), stderr: errOut.String()}
 	if args[0] == "health" || code == exitUsage {
 		return res

@@ -74,6 +74,8 @@ type deps struct {
 	annotate Annotator
 	// askFSURI defaults to asking mysqld over the MySQL protocol.
 	askFSURI fsURIAsker
+	// kernelRelease defaults to reading the node's uname -r.
+	kernelRelease func() (string, error)
 }
 
 func (d deps) clock() time.Time {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -21,8 +22,12 @@ type deviceFlags struct {
 	terminationLog string
 	sysfsOnly      bool
 	// filesystem is zenfs, or a zoned btrfs or f2fs, which need other things
-	// of the device, or ext4 or xfs on a conventional device.
-	filesystem string
+	// of the device, or ext4 or xfs on a conventional device; with zoned, xfs
+	// is zoned XFS, its metadata on the device's conventional zones or on
+	// metadataDevice.
+	filesystem     string
+	zoned          bool
+	metadataDevice string
 }
 
 func (f *deviceFlags) register(fs *flag.FlagSet) {
@@ -32,12 +37,21 @@ func (f *deviceFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.terminationLog, "termination-log", "/dev/termination-log",
 		"file that receives the JSON report for the operator (empty: none)")
 	fs.StringVar(&f.filesystem, "filesystem", "zenfs", "what the device is judged for: zenfs, btrfs or f2fs "+
-		"(zoned mode, on a host-managed device), or ext4 or xfs (on a conventional device)")
+		"(zoned mode, on a host-managed device), or ext4 or xfs (on a conventional device; xfs with --zoned: zoned XFS)")
+	fs.BoolVar(&f.zoned, "zoned", false, "the device is host-managed: with --filesystem xfs, zoned XFS (Linux and xfsprogs 6.15 or later)")
+	fs.StringVar(&f.metadataDevice, "metadata-device", "", "zoned XFS only: a conventional device of the same node for "+
+		"its metadata and log (data section), for a zoned device without conventional zones such as an NVMe ZNS namespace")
 }
 
 // zonedFS is the zoned btrfs or f2fs asked for; ok is false for zenfs and
 // for a conventional file system.
 func (f *deviceFlags) zonedFS() (fs zonedfs.Filesystem, ok bool, err error) {
+	if f.metadataDevice != "" && !f.zonedXFS() {
+		return "", false, errors.New("--metadata-device is for zoned XFS only (--filesystem xfs --zoned)")
+	}
+	if f.zonedXFS() {
+		return zonedfs.XFS, true, nil
+	}
 	if _, conventional := f.conventionalFS(); conventional || f.filesystem == "" || f.filesystem == "zenfs" {
 		return "", false, nil
 	}
@@ -50,6 +64,9 @@ func (f *deviceFlags) zonedFS() (fs zonedfs.Filesystem, ok bool, err error) {
 // conventionalFS is the ext4 or xfs asked for: the device must then be a
 // conventional one.
 func (f *deviceFlags) conventionalFS() (zonedfs.Filesystem, bool) {
+	if f.zoned {
+		return "", false
+	}
 	fs, err := zonedfs.ParseConventional(f.filesystem)
 	return fs, err == nil
 }
@@ -72,7 +89,7 @@ func parseFlags(fs *flag.FlagSet, args []string, d deps) (code int, ok bool) {
 	return 0, true
 }
 
-func preflightCmd(_ context.Context, args []string, d deps) int {
+func preflightCmd(ctx context.Context, args []string, d deps) int {
 	var f deviceFlags
 	fs := flag.NewFlagSet("preflight", flag.ContinueOnError)
 	f.register(fs)
@@ -85,7 +102,7 @@ func preflightCmd(_ context.Context, args []string, d deps) int {
 		report, _ := preflightConventional(f, cfs, d.devices, !f.sysfsOnly)
 		return finish(report, f.terminationLog, d)
 	}
-	report, _ := preflight(f, d.devices)
+	report, _ := preflight(ctx, f, d)
 	return finish(report, f.terminationLog, d)
 }
 
@@ -94,9 +111,14 @@ func preflightCmd(_ context.Context, args []string, d deps) int {
 // is there and readable, which ZenFS will need. The zones are returned for
 // format; they are nil when the report carries a problem or an error.
 // A device without zones is judged unfit, so zones are never empty otherwise.
-func preflight(f deviceFlags, devs Devices) (dbinit.Report, []zbd.Zone) {
+func preflight(ctx context.Context, f deviceFlags, d deps) (dbinit.Report, []zbd.Zone) {
 	var r dbinit.Report
 	zfs, zoned, err := f.zonedFS()
+	if err != nil {
+		r.Error = err.Error()
+		return r, nil
+	}
+	meta, metaProblems, err := f.metadataDeviceOf()
 	if err != nil {
 		r.Error = err.Error()
 		return r, nil
@@ -104,8 +126,14 @@ func preflight(f deviceFlags, devs Devices) (dbinit.Report, []zbd.Zone) {
 	dev, problems, err := zbd.Preflight(f.sysBlock, f.device)
 	if zoned && dev != nil {
 		// zbd judged it for ZenFS; with a device at hand its problems are all that judgement's.
-		problems = zonedfs.Judge(zfs, *dev, -1)
+		problems = f.judgeZoned(zfs, *dev, -1, meta)
 	}
+	// What is not the device's own geometry: the metadata device, and the node's and image's versions.
+	others := metaProblems
+	if f.zonedXFS() {
+		others = append(others, zonedXFSSupport(ctx, d)...)
+	}
+	problems = append(problems, others...)
 	advise := func(d zbd.Device) []zbd.Problem {
 		if zoned {
 			return nil
@@ -126,7 +154,7 @@ func preflight(f deviceFlags, devs Devices) (dbinit.Report, []zbd.Zone) {
 		}
 		return r, nil
 	}
-	zones, err := devs.ReportZones(f.devPath())
+	zones, err := d.devices.ReportZones(f.devPath())
 	if err != nil {
 		r.Problems = append(r.Problems, zbd.AccessProblem(f.devPath(), err))
 		return r, nil
@@ -138,7 +166,7 @@ func preflight(f deviceFlags, devs Devices) (dbinit.Report, []zbd.Zone) {
 		return r, nil
 	}
 	if zoned {
-		r.Problems = zonedfs.Judge(zfs, *dev, zonedfs.ConventionalZones(zones))
+		r.Problems = append(f.judgeZoned(zfs, *dev, zonedfs.ConventionalZones(zones), meta), others...)
 	}
 	if len(r.Problems) > 0 {
 		return r, nil

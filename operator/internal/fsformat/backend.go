@@ -1,6 +1,6 @@
 // Package fsformat is the project's one format engine: one decision for
 // every file system it makes on a whole device (Decide), and the backends
-// that differ only in what they are: ZenFS, btrfs and f2fs in zoned mode,
+// that differ only in what they are: ZenFS, btrfs, f2fs and XFS in zoned mode,
 // ext4 and xfs on a conventional device. A backend knows how to recognise
 // its own file system in what a device was seen to hold, where it records
 // the reformat token it was made with, and how to name it; the decision, the
@@ -46,13 +46,21 @@ type Backend interface {
 	MadeWith(o Observed, token string) bool
 }
 
-// ForName is the backend of a file system name.
-func ForName(name string) (Backend, error) {
+// ForName is the backend of a file system name. zoned says the device is host-managed, which only xfs
+// leaves open: zenfs, btrfs and f2fs are always made in zoned mode, ext4 never.
+func ForName(name string, zoned bool) (Backend, error) {
 	switch name {
 	case "zenfs":
 		return ZenFS{}, nil
-	case string(zonedfs.Btrfs), string(zonedfs.F2FS), string(zonedfs.Ext4), string(zonedfs.XFS):
+	case string(zonedfs.Btrfs), string(zonedfs.F2FS):
 		return Labelled{FS: zonedfs.Filesystem(name)}, nil
+	case string(zonedfs.Ext4):
+		if zoned {
+			return nil, fmt.Errorf("file system ext4 has no zoned mode: want zenfs, btrfs, f2fs or xfs on a zoned device")
+		}
+		return Labelled{FS: zonedfs.Ext4}, nil
+	case string(zonedfs.XFS):
+		return Labelled{FS: zonedfs.XFS, ZonedMode: zoned}, nil
 	}
 	return nil, fmt.Errorf("file system %q: want zenfs, btrfs, f2fs, ext4 or xfs", name)
 }
@@ -70,17 +78,24 @@ func (ZenFS) MadeWith(o Observed, token string) bool {
 
 // Labelled is a file system blkid knows (btrfs, f2fs, ext4, xfs); the applied token is hashed into its label
 // (zonedfs.Label), so a restart tells an applied token from a new one without mounting.
-type Labelled struct{ FS zonedfs.Filesystem }
+type Labelled struct {
+	FS zonedfs.Filesystem
+	// ZonedMode is XFS made on a host-managed device (zoned XFS); btrfs and f2fs are zoned by their name.
+	// blkid sees a zoned XFS on the device that holds its data section: the zoned device when its own
+	// conventional zones hold it, else the separate metadata device (the realtime zoned device carries no
+	// signature), and that is the device znsdb probes for it.
+	ZonedMode bool
+}
 
 func (l Labelled) Name() string { return string(l.FS) }
-func (l Labelled) Zoned() bool  { return l.FS.Zoned() }
+func (l Labelled) Zoned() bool  { return l.FS.Zoned() || l.ZonedMode }
 
 func (l Labelled) Holds(o Observed) bool {
 	if o.Probe.Type != string(l.FS) {
 		return false
 	}
 	_, ours := zonedfs.AppliedToken(o.Probe.Label, "")
-	return ours || l.FS.Zoned()
+	return ours || l.Zoned()
 }
 
 func (l Labelled) MadeWith(o Observed, token string) bool {

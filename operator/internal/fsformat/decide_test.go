@@ -8,10 +8,16 @@ import (
 	"github.com/zns-mysql/zns-mysql/operator/internal/zonedfs"
 )
 
+// backendCases are every backend: the name and whether the device is zoned (xfs is made either way).
+var backendCases = []struct {
+	name  string
+	zoned bool
+}{{"zenfs", true}, {"btrfs", true}, {"f2fs", true}, {"xfs", true}, {"ext4", false}, {"xfs", false}}
+
 func backends() []Backend {
 	var bs []Backend
-	for _, name := range []string{"zenfs", "btrfs", "f2fs", "ext4", "xfs"} {
-		b, err := ForName(name)
+	for _, c := range backendCases {
+		b, err := ForName(c.name, c.zoned)
 		if err != nil {
 			panic(err)
 		}
@@ -72,7 +78,7 @@ func TestDecideSameRuleForEveryBackend(t *testing.T) {
 					default:
 						want = ActionRefuse
 					}
-					name := fmt.Sprintf("%s/%s/token=%q/%s", b.Name(), dev, token, p)
+					name := fmt.Sprintf("%s(zoned=%v)/%s/token=%q/%s", b.Name(), b.Zoned(), dev, token, p)
 					if got.Action != want {
 						t.Errorf("%s: %s (%s), want %s", name, got.Action, got.Reason, want)
 					}
@@ -86,7 +92,7 @@ func TestDecideSameRuleForEveryBackend(t *testing.T) {
 			}
 		}
 	}
-	if n != 5*6*3*2 {
+	if n != len(backendCases)*6*3*2 {
 		t.Fatalf("covered %d cases", n)
 	}
 }
@@ -168,19 +174,23 @@ func TestDecideUnknownPolicy(t *testing.T) {
 }
 
 func TestForName(t *testing.T) {
-	for _, b := range backends() {
-		if got, _ := ForName(b.Name()); got.Name() != b.Name() {
-			t.Errorf("ForName(%q) = %q", b.Name(), got.Name())
+	for _, c := range backendCases {
+		got, err := ForName(c.name, c.zoned)
+		if err != nil || got.Name() != c.name || got.Zoned() != c.zoned {
+			t.Errorf("ForName(%q, %v) = %v, %v", c.name, c.zoned, got, err)
 		}
 	}
-	if _, err := ForName("vfat"); err == nil || !strings.Contains(err.Error(), "zenfs, btrfs, f2fs, ext4 or xfs") {
+	// zenfs, btrfs and f2fs are zoned whatever the caller says; ext4 has no zoned mode.
+	for _, name := range []string{"zenfs", "btrfs", "f2fs"} {
+		if got, err := ForName(name, false); err != nil || !got.Zoned() {
+			t.Errorf("ForName(%q, false) = %v, %v", name, got, err)
+		}
+	}
+	if _, err := ForName("ext4", true); err == nil || !strings.Contains(err.Error(), "no zoned mode") {
+		t.Errorf("zoned ext4: %v", err)
+	}
+	if _, err := ForName("vfat", false); err == nil || !strings.Contains(err.Error(), "zenfs, btrfs, f2fs, ext4 or xfs") {
 		t.Errorf("vfat: %v", err)
-	}
-	zoned := map[string]bool{"zenfs": true, "btrfs": true, "f2fs": true, "ext4": false, "xfs": false}
-	for _, b := range backends() {
-		if b.Zoned() != zoned[b.Name()] {
-			t.Errorf("%s: zoned=%v", b.Name(), b.Zoned())
-		}
 	}
 }
 
@@ -207,5 +217,28 @@ func TestValidateToken(t *testing.T) {
 		if err := ValidateToken(bad); err == nil {
 			t.Errorf("ValidateToken(%q) accepted", bad)
 		}
+	}
+}
+
+// A zoned device holds an XFS only because someone made it for zoned use, so zoned XFS keeps any XFS it finds,
+// as btrfs and f2fs do; on a conventional device only zns-mysql's own XFS is kept, since any data disk may hold
+// one.
+func TestXFSKeptByMode(t *testing.T) {
+	someones := Observed{Probe: zonedfs.Probe{Type: "xfs", Label: "archive"}}
+	zoned, _ := ForName("xfs", true)
+	conventional, _ := ForName("xfs", false)
+	if d := Decide(Input{Want: zoned, Policy: PolicyIfNeeded, Found: someones}); d.Action != ActionKeep {
+		t.Errorf("zoned XFS over someone's XFS: %s (%s), want keep", d.Action, d.Reason)
+	}
+	if d := Decide(Input{Want: conventional, Policy: PolicyIfNeeded, Found: someones}); d.Action != ActionRefuse ||
+		!strings.Contains(d.Reason, "not made by zns-mysql") {
+		t.Errorf("conventional XFS over someone's XFS: %s (%s), want refused naming it", d.Action, d.Reason)
+	}
+	// The realtime device of a zoned XFS whose metadata is elsewhere has no signature: only its written zones
+	// tell it from an empty device, and then it is refused as data blkid does not know.
+	rt := Observed{}
+	if d := Decide(Input{Want: zoned, Policy: PolicyIfNeeded, Found: rt}); d.Action != ActionRefuse ||
+		!strings.Contains(d.Reason, "written zones") {
+		t.Errorf("written zones without a signature: %s (%s), want refused", d.Action, d.Reason)
 	}
 }
