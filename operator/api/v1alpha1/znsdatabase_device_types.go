@@ -231,6 +231,11 @@ type DeviceStatus struct {
 	// Capacity is the size of the device.
 	// +optional
 	Capacity *resource.Quantity `json:"capacity,omitempty"`
+	// MetadataDevice and MetadataCapacity are zoned XFS's conventional metadata device (its path) and its size.
+	// +optional
+	MetadataDevice string `json:"metadataDevice,omitempty"`
+	// +optional
+	MetadataCapacity *resource.Quantity `json:"metadataCapacity,omitempty"`
 	// Problems are the reasons the device was refused, empty when it is fit for ZenFS.
 	// +optional
 	Problems []string `json:"problems,omitempty"`

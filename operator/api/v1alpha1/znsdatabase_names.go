@@ -102,7 +102,7 @@ func (db *ZNSDatabase) IsZoned() bool {
 func (db *ZNSDatabase) HasBlockDevice() bool { return db.IsZoned() || db.Spec.Storage.Device != nil }
 
 // MountsFormattedFilesystem reports whether the datadir is a file system that the operator's format Job made on
-// the device and the kubelet mounts (a zoned btrfs or f2fs, or storage.device's ext4 or xfs), rather than ZenFS
+// the device and the kubelet mounts (a zoned btrfs, f2fs or xfs, or storage.device's ext4 or xfs), rather than ZenFS
 // (the device raw in the pod) or a provisioned volume (the kubelet makes its file system).
 func (db *ZNSDatabase) MountsFormattedFilesystem() bool {
 	return db.HasZonedFilesystem() || db.Spec.Storage.Device != nil
@@ -140,8 +140,28 @@ func (db *ZNSDatabase) FormattedFilesystem() string {
 // UsesZenFS reports whether mysqld opens the zoned device raw, through ZenFS.
 func (db *ZNSDatabase) UsesZenFS() bool { return db.ZonedFilesystem() == FilesystemZenFS }
 
-// HasZonedFilesystem reports whether the data is on a zoned btrfs or f2fs, which the kubelet mounts.
+// HasZonedFilesystem reports whether the data is on a zoned btrfs, f2fs or xfs, which the kubelet mounts.
 func (db *ZNSDatabase) HasZonedFilesystem() bool { return db.IsZoned() && !db.UsesZenFS() }
+
+// MetadataDeviceName is zoned XFS's conventional metadata device (zonedDevice.metadataDeviceName), "" without one.
+func (db *ZNSDatabase) MetadataDeviceName() string {
+	if src := db.Spec.Storage.ZonedDevice; src != nil && src.Filesystem == FilesystemZonedXFS {
+		return src.MetadataDeviceName
+	}
+	return ""
+}
+
+// MetadataDevicePath is where the format Job sees the metadata device, and what the kubelet mounts: the host's
+// own path, as for the zoned device.
+func (db *ZNSDatabase) MetadataDevicePath() string {
+	if name := db.MetadataDeviceName(); name != "" {
+		return "/dev/" + name
+	}
+	return ""
+}
+
+// MetadataClaimName is the Block claim of the metadata device, bound to DevicePVName(node, metadata device).
+func (db *ZNSDatabase) MetadataClaimName() string { return db.Name + "-metadata" }
 
 // DevicePrecondition is storage.device's precondition, nil when there is none (and always for zoned storage,
 // which is never preconditioned).

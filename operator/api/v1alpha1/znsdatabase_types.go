@@ -67,7 +67,7 @@ const (
 )
 
 // ZonedFilesystem is what holds the data on a zoned device.
-// +kubebuilder:validation:Enum=zenfs;btrfs;f2fs
+// +kubebuilder:validation:Enum=zenfs;btrfs;f2fs;xfs
 type ZonedFilesystem string
 
 const (
@@ -79,6 +79,10 @@ const (
 	// FilesystemF2FS is f2fs in zoned mode: any engine and flavor; it keeps its metadata in conventional zones,
 	// so the device needs some.
 	FilesystemF2FS ZonedFilesystem = "f2fs"
+	// FilesystemZonedXFS is XFS in zoned mode (Linux and xfsprogs 6.15+): any engine and flavor; file data in the
+	// sequential zones, metadata and log in the device's conventional zones or on a separate conventional
+	// device (zonedDevice.metadataDeviceName), which an NVMe ZNS namespace needs.
+	FilesystemZonedXFS ZonedFilesystem = "xfs"
 )
 
 // ZNSDatabase is one MySQL server bound to storage: a raw zoned block device formatted with ZenFS and used
@@ -120,10 +124,10 @@ type MetricsSpec struct {
 
 // ZNSDatabaseSpec is what the user asks for.
 //
-// +kubebuilder:validation:XValidation:rule="has(self.storage.volume) || has(self.storage.device) || ((has(self.storage.zonedDevice) && has(self.storage.zonedDevice.filesystem) && self.storage.zonedDevice.filesystem != 'zenfs') || (has(self.storage.zonedClaim) && has(self.storage.zonedClaim.filesystem) && self.storage.zonedClaim.filesystem != 'zenfs')) || !has(self.engine) || self.engine == 'rocksdb'",message="ZenFS serves only the rocksdb engine (MyRocks); for innodb on a zoned device set filesystem btrfs or f2fs, or use storage.volume or storage.device"
-// +kubebuilder:validation:XValidation:rule="has(self.storage.volume) || has(self.storage.device) || ((has(self.storage.zonedDevice) && has(self.storage.zonedDevice.filesystem) && self.storage.zonedDevice.filesystem != 'zenfs') || (has(self.storage.zonedClaim) && has(self.storage.zonedClaim.filesystem) && self.storage.zonedClaim.filesystem != 'zenfs')) || !has(self.flavor) || self.flavor == 'percona'",message="ZenFS needs flavor percona: only Percona Server's MyRocks is built with ZenFS; for mariadb on a zoned device set filesystem btrfs or f2fs, or use storage.volume or storage.device"
+// +kubebuilder:validation:XValidation:rule="has(self.storage.volume) || has(self.storage.device) || ((has(self.storage.zonedDevice) && has(self.storage.zonedDevice.filesystem) && self.storage.zonedDevice.filesystem != 'zenfs') || (has(self.storage.zonedClaim) && has(self.storage.zonedClaim.filesystem) && self.storage.zonedClaim.filesystem != 'zenfs')) || !has(self.engine) || self.engine == 'rocksdb'",message="ZenFS serves only the rocksdb engine (MyRocks); for innodb on a zoned device set filesystem btrfs, f2fs or xfs, or use storage.volume or storage.device"
+// +kubebuilder:validation:XValidation:rule="has(self.storage.volume) || has(self.storage.device) || ((has(self.storage.zonedDevice) && has(self.storage.zonedDevice.filesystem) && self.storage.zonedDevice.filesystem != 'zenfs') || (has(self.storage.zonedClaim) && has(self.storage.zonedClaim.filesystem) && self.storage.zonedClaim.filesystem != 'zenfs')) || !has(self.flavor) || self.flavor == 'percona'",message="ZenFS needs flavor percona: only Percona Server's MyRocks is built with ZenFS; for mariadb on a zoned device set filesystem btrfs, f2fs or xfs, or use storage.volume or storage.device"
 // +kubebuilder:validation:XValidation:rule="!has(self.resources) || !has(self.resources.limits) || !('memory' in self.resources.limits) || (type(self.resources.limits.memory) == int ? self.resources.limits.memory <= 17592186044416 : !(['P', 'Pi', 'E', 'Ei', 'e15', 'e16', 'e17', 'e18', 'E15', 'E16', 'E17', 'E18'].exists(s, self.resources.limits.memory.endsWith(s))) && (size(self.resources.limits.memory) < 15 || !(['0', '1', '2', '3', '4', '5', '6', '7', '8', '9'].exists(d, self.resources.limits.memory.endsWith(d)))))",message="spec.resources.limits.memory must be at most 16Ti: a limit in P, Pi, E or Ei, with an exponent of 15 or more, or of 15 or more digits of bytes, is refused"
-// +kubebuilder:validation:XValidation:rule="!has(self.mysqlVersion) || self.mysqlVersion != '8.4' || has(self.storage.volume) || has(self.storage.device) || (has(self.storage.zonedDevice) && has(self.storage.zonedDevice.filesystem) && self.storage.zonedDevice.filesystem != 'zenfs') || (has(self.storage.zonedClaim) && has(self.storage.zonedClaim.filesystem) && self.storage.zonedClaim.filesystem != 'zenfs')",message="ZenFS needs mysqlVersion 8.0: Percona removed ZenFS from Percona Server in 8.1.0-1 (2023-11-27) and 8.4 LTS has none; with mysqlVersion 8.4 set the zoned device's filesystem to btrfs or f2fs, or keep ZenFS with mysqlVersion 8.0"
+// +kubebuilder:validation:XValidation:rule="!has(self.mysqlVersion) || self.mysqlVersion != '8.4' || has(self.storage.volume) || has(self.storage.device) || (has(self.storage.zonedDevice) && has(self.storage.zonedDevice.filesystem) && self.storage.zonedDevice.filesystem != 'zenfs') || (has(self.storage.zonedClaim) && has(self.storage.zonedClaim.filesystem) && self.storage.zonedClaim.filesystem != 'zenfs')",message="ZenFS needs mysqlVersion 8.0: Percona removed ZenFS from Percona Server in 8.1.0-1 (2023-11-27) and 8.4 LTS has none; with mysqlVersion 8.4 set the zoned device's filesystem to btrfs, f2fs or xfs, or keep ZenFS with mysqlVersion 8.0"
 // +kubebuilder:validation:XValidation:rule="!has(self.mysqlVersion) || self.mysqlVersion == '8.0' || !has(self.flavor) || self.flavor == 'percona'",message="mysqlVersion 8.4 needs flavor percona: mysqlVersion picks the Percona Server series, and the mariadb stand-in is MariaDB 10.11 whatever it says; leave mysqlVersion at 8.0 for mariadb"
 type ZNSDatabaseSpec struct {
 	// Storage is where the data lives: exactly one of zonedDevice, zonedClaim, device or volume. It cannot be
@@ -256,6 +260,9 @@ type StorageSpec struct {
 
 // ZonedDeviceSource names a zoned block device by node and kernel name.
 //
+// +kubebuilder:validation:XValidation:rule="!has(self.metadataDeviceName) || (has(self.filesystem) && self.filesystem == 'xfs')",message="metadataDeviceName is for filesystem xfs only: zoned XFS can keep its metadata and log on a separate conventional device; zenfs, btrfs and f2fs cannot"
+// +kubebuilder:validation:XValidation:rule="!has(self.metadataDeviceName) || self.metadataDeviceName != self.deviceName",message="metadataDeviceName must name another device than deviceName: a conventional device of the same node"
+// +kubebuilder:validation:XValidation:rule="!has(self.filesystem) || self.filesystem != 'xfs' || has(self.metadataDeviceName) || !self.deviceName.startsWith('nvme')",message="zoned XFS on an NVMe ZNS namespace needs metadataDeviceName: ZNS namespaces have no conventional zones, and zoned XFS keeps its metadata and log in a section that needs random writes. Add metadataDeviceName, a conventional device (a conventional NVMe namespace, say) of at least 300 MiB on the same node"
 // +kubebuilder:validation:XValidation:rule="!has(self.precondition)",message="a zoned device is never preconditioned: it has no FTL of its own to age (a ZNS drive does no garbage collection), so the methodology preconditions conventional drives only; use storage.device for a conventional drive"
 type ZonedDeviceSource struct {
 	// NodeName is the node that has the device, as its kubernetes.io/hostname label names it: the device's
@@ -273,11 +280,21 @@ type ZonedDeviceSource struct {
 	DeviceName string `json:"deviceName"`
 
 	// Filesystem is what holds the data on the device: zenfs (the default: MyRocks places its files in zones
-	// itself; Percona Server only), or btrfs or f2fs in zoned mode (any engine and flavor: a format Job makes
-	// the file system, then the kubelet mounts it as the datadir). f2fs needs conventional zones on the device.
+	// itself; Percona Server only), or btrfs, f2fs or xfs in zoned mode (any engine and flavor: a format Job
+	// makes the file system, then the kubelet mounts it as the datadir). f2fs needs conventional zones on the
+	// device; xfs needs 300 MiB of them, or metadataDeviceName, and Linux and xfsprogs 6.15 or later.
 	// +kubebuilder:default=zenfs
 	// +optional
 	Filesystem ZonedFilesystem `json:"filesystem,omitempty"`
+
+	// MetadataDeviceName is, for filesystem xfs only, a conventional block device of the same node (kernel name,
+	// at least 300 MiB) that holds zoned XFS's metadata and log while the zoned device holds the file data: what
+	// a zoned device without conventional zones, such as an NVMe ZNS namespace, needs. The operator binds it like
+	// the zoned device (never to two databases) and formats the pair together, under the same rules.
+	// +kubebuilder:validation:Pattern=`^[a-z][a-z0-9]*$`
+	// +kubebuilder:validation:MaxLength=32
+	// +optional
+	MetadataDeviceName string `json:"metadataDeviceName,omitempty"`
 
 	// Precondition is refused here: a zoned drive has no flash translation layer to age (it does no garbage
 	// collection of its own), so the methodology preconditions conventional drives only. The field exists so that
@@ -288,6 +305,7 @@ type ZonedDeviceSource struct {
 
 // ZonedClaimSource is an existing Block-mode claim bound to a zoned device.
 //
+// +kubebuilder:validation:XValidation:rule="!has(self.filesystem) || self.filesystem != 'xfs' || !self.deviceName.startsWith('nvme')",message="zoned XFS on an NVMe ZNS namespace needs a conventional metadata device, which only storage.zonedDevice can name (metadataDeviceName): ZNS namespaces have no conventional zones for XFS's metadata and log. Use storage.zonedDevice with metadataDeviceName, or btrfs here"
 // +kubebuilder:validation:XValidation:rule="!has(self.precondition)",message="a zoned device is never preconditioned: it has no FTL of its own to age (a ZNS drive does no garbage collection), so the methodology preconditions conventional drives only; use storage.device for a conventional drive"
 type ZonedClaimSource struct {
 	// ClaimName is the PersistentVolumeClaim in the database's namespace. It must have volumeMode Block and be
@@ -305,8 +323,9 @@ type ZonedClaimSource struct {
 	DeviceName string `json:"deviceName"`
 
 	// Filesystem is what holds the data on the device: zenfs (the default: MyRocks places its files in zones
-	// itself; Percona Server only), or btrfs or f2fs in zoned mode (any engine and flavor: a format Job makes
-	// the file system, then the kubelet mounts it as the datadir). f2fs needs conventional zones on the device.
+	// itself; Percona Server only), or btrfs, f2fs or xfs in zoned mode (any engine and flavor: a format Job
+	// makes the file system, then the kubelet mounts it as the datadir). f2fs needs conventional zones on the
+	// device; xfs 300 MiB of them (a metadata device needs storage.zonedDevice), and Linux and xfsprogs 6.15+.
 	// +kubebuilder:default=zenfs
 	// +optional
 	Filesystem ZonedFilesystem `json:"filesystem,omitempty"`

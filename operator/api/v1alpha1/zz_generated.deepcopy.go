@@ -366,6 +366,11 @@ func (in *DeviceStatus) DeepCopyInto(out *DeviceStatus) {
 		x := (*in).DeepCopy()
 		*out = &x
 	}
+	if in.MetadataCapacity != nil {
+		in, out := &in.MetadataCapacity, &out.MetadataCapacity
+		x := (*in).DeepCopy()
+		*out = &x
+	}
 	if in.Problems != nil {
 		in, out := &in.Problems, &out.Problems
 		*out = make([]string, len(*in))

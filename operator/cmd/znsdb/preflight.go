@@ -140,7 +140,7 @@ func preflight(ctx context.Context, f deviceFlags, d deps) (dbinit.Report, []zbd
 		}
 		return zbd.Advise(d)
 	}
-	r.Device, r.Problems = dev, problems
+	r.Device, r.MetadataDevice, r.Problems = dev, meta, problems
 	if err != nil {
 		r.Error = fmt.Sprintf("inspecting %s: %v", f.device, err)
 		return r, nil

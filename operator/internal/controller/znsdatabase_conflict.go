@@ -125,15 +125,17 @@ func (r *ZNSDatabaseReconciler) checkDevice(ctx context.Context, st *state, must
 		if err != nil {
 			return nil, err
 		}
-		if !otherKnown || otherID != id || !precedes(other, db) {
+		if !otherKnown || !sharesDevice(devicesOf(db, id), devicesOf(other, otherID)) || !precedes(other, db) {
 			continue
 		}
 		holders = append(holders, other.Namespace+"/"+other.Name)
 	}
-	if pvOwner, err := r.devicePVOwner(ctx, id); err != nil {
-		return nil, err
-	} else if pvOwner != "" && pvOwner != db.OwnerAnnotationValue() && !slices.Contains(holders, pvOwner) {
-		holders = append(holders, pvOwner+" (its PersistentVolume is still being released)")
+	for _, mine := range devicesOf(db, id) {
+		if pvOwner, err := r.devicePVOwner(ctx, mine); err != nil {
+			return nil, err
+		} else if pvOwner != "" && pvOwner != db.OwnerAnnotationValue() && !slices.Contains(holders, pvOwner) {
+			holders = append(holders, pvOwner+" (its PersistentVolume is still being released)")
+		}
 	}
 	if len(holders) == 0 {
 		return nil, nil
@@ -149,8 +151,28 @@ func (r *ZNSDatabaseReconciler) checkDevice(ctx context.Context, st *state, must
 	return &ctrl.Result{RequeueAfter: r.BlockedRetry}, nil
 }
 
+// devicesOf is every device a database holds: its own (id), and zoned XFS's metadata device on the same node.
+func devicesOf(db *v1alpha1.ZNSDatabase, id deviceid.ID) []deviceid.ID {
+	if meta := db.MetadataDeviceName(); meta != "" {
+		return []deviceid.ID{id, {Node: id.Node, Device: meta}}
+	}
+	return []deviceid.ID{id}
+}
+
+func sharesDevice(a, b []deviceid.ID) bool {
+	for _, x := range a {
+		if slices.Contains(b, x) {
+			return true
+		}
+	}
+	return false
+}
+
 func describeDevice(db *v1alpha1.ZNSDatabase) string {
 	if node := db.DeviceNode(); node != "" {
+		if meta := db.MetadataDevicePath(); meta != "" {
+			return fmt.Sprintf("device %s (metadata on %s) on node %s", db.DevicePath(), meta, node)
+		}
 		return fmt.Sprintf("device %s on node %s", db.DevicePath(), node)
 	}
 	return fmt.Sprintf("claim %s/%s", db.Namespace, db.DeviceClaimName())

@@ -267,6 +267,9 @@ func deviceStatus(db *v1alpha1.ZNSDatabase, report *dbinit.Report) *v1alpha1.Dev
 		Capacity:       quantity(d.CapacityBytes),
 	}
 	ds.Node = db.DeviceNode()
+	if m := report.MetadataDevice; m != nil {
+		ds.MetadataDevice, ds.MetadataCapacity = db.MetadataDevicePath(), quantity(m.CapacityBytes)
+	}
 	for _, p := range report.Problems {
 		ds.Problems = append(ds.Problems, p.Message)
 	}
@@ -315,7 +318,27 @@ func (r *ZNSDatabaseReconciler) reconcileDeviceVolume(ctx context.Context, st *s
 	if err := r.apply(ctx, resources.DevicePV(db, capacity)); err != nil {
 		return nil, err
 	}
-	return nil, r.apply(ctx, resources.DeviceClaim(db, capacity))
+	if err := r.apply(ctx, resources.DeviceClaim(db, capacity)); err != nil {
+		return nil, err
+	}
+	if db.MetadataDeviceName() == "" {
+		return nil, nil
+	}
+	var metaCapacity int64
+	if db.Status.Device.MetadataCapacity != nil {
+		metaCapacity = db.Status.Device.MetadataCapacity.Value()
+	}
+	if metaCapacity <= 0 {
+		msg := "the preflight report has no capacity for the metadata device " + db.MetadataDevicePath() +
+			"; delete Job " + db.PreflightJobName() + " to inspect the devices again"
+		setCondition(db, v1alpha1.ConditionDeviceReady, metav1.ConditionFalse, v1alpha1.ReasonPreflightFailed, msg)
+		blocked(db, v1alpha1.ReasonPreflightFailed, msg)
+		return &ctrl.Result{}, nil
+	}
+	if err := r.apply(ctx, resources.MetadataDevicePV(db, metaCapacity)); err != nil {
+		return nil, err
+	}
+	return nil, r.apply(ctx, resources.MetadataDeviceClaim(db, metaCapacity))
 }
 
 // finalize releases what the database claimed on the device without touching the device's data: the
@@ -338,6 +361,15 @@ func (r *ZNSDatabaseReconciler) finalize(ctx context.Context, db *v1alpha1.ZNSDa
 		}
 		if owner == db.OwnerAnnotationValue() {
 			children = append(children, &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: v1alpha1.DevicePVName(node, db.DeviceName())}})
+		}
+		if meta := db.MetadataDeviceName(); meta != "" {
+			children = append(children, &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: db.Namespace, Name: db.MetadataClaimName()}})
+			name := v1alpha1.DevicePVName(node, meta)
+			if owner, err := r.pvOwner(ctx, name); err != nil {
+				return err
+			} else if owner == db.OwnerAnnotationValue() {
+				children = append(children, &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: name}})
+			}
 		}
 	}
 	if db.HasBlockDevice() {

@@ -185,8 +185,8 @@ func TestZonedFilesystemAdmission(t *testing.T) {
 	innoZenFS := zonedDB(ns, "inno-zenfs", "n", "nullb0")
 	innoZenFS.Spec.Engine = v1alpha1.EngineInnoDB
 	err := k8s.Create(ctx, innoZenFS)
-	if err == nil || !strings.Contains(err.Error(), "btrfs or f2fs") {
-		t.Errorf("innodb on ZenFS: %v; want a refusal that names btrfs or f2fs", err)
+	if err == nil || !strings.Contains(err.Error(), "btrfs, f2fs or xfs") {
+		t.Errorf("innodb on ZenFS: %v; want a refusal that names btrfs, f2fs or xfs", err)
 	}
 	for _, fs := range []v1alpha1.ZonedFilesystem{v1alpha1.FilesystemBtrfs, v1alpha1.FilesystemF2FS} {
 		db := btrfsDB(ns, "inno-"+string(fs), "n", "nullb"+string(fs[0]))

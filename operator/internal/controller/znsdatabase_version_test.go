@@ -20,7 +20,7 @@ import (
 func TestMySQLVersionAdmission(t *testing.T) {
 	requireEnv(t)
 	ns := newNamespace(t)
-	zenfsWhy := []string{"ZenFS needs mysqlVersion 8.0", "8.1.0-1", "2023-11-27", "btrfs or f2fs"}
+	zenfsWhy := []string{"ZenFS needs mysqlVersion 8.0", "8.1.0-1", "2023-11-27", "btrfs, f2fs or xfs"}
 
 	// filesystem unset: a zoned device defaults to zenfs, so this is ZenFS with 8.4.
 	defaultFS := zonedDB(ns, "v84-default-fs", "v84-node", "nullb0")

@@ -12,8 +12,10 @@ import (
 // Report is what znsdb's preflight and format write to their termination message; the operator reads it into
 // the ZNSDatabase status.
 type Report struct {
-	Device   *zbd.Device   `json:"device,omitempty"`
-	Problems []zbd.Problem `json:"problems,omitempty"`
+	Device *zbd.Device `json:"device,omitempty"`
+	// MetadataDevice is zoned XFS's conventional metadata device, when it has one.
+	MetadataDevice *zbd.Device   `json:"metadataDevice,omitempty"`
+	Problems       []zbd.Problem `json:"problems,omitempty"`
 	// Warnings are risks of a device that was accepted (zbd.Advise).
 	Warnings []zbd.Problem `json:"warnings,omitempty"`
 	// Filesystem is what the format engine found and did, for every file system it makes.
@@ -131,14 +133,8 @@ func (r Report) Encode() ([]byte, error) {
 }
 
 func (r Report) shortened(errLen, msgLen, reasonLen int) Report {
-	out := Report{Error: truncate(r.Error, errLen), ErrorReason: r.ErrorReason}
-	if r.Device != nil {
-		d := *r.Device
-		if len(d.AvailableSchedulers) > maxSchedulers {
-			d.AvailableSchedulers = d.AvailableSchedulers[:maxSchedulers]
-		}
-		out.Device = &d
-	}
+	out := Report{Error: truncate(r.Error, errLen), ErrorReason: r.ErrorReason,
+		Device: shortDevice(r.Device), MetadataDevice: shortDevice(r.MetadataDevice)}
 	for i, p := range r.Problems {
 		if i == maxProblems {
 			break
@@ -165,6 +161,17 @@ func (r Report) shortened(errLen, msgLen, reasonLen int) Report {
 		out.Precondition = &p
 	}
 	return out
+}
+
+func shortDevice(dev *zbd.Device) *zbd.Device {
+	if dev == nil {
+		return nil
+	}
+	d := *dev
+	if len(d.AvailableSchedulers) > maxSchedulers {
+		d.AvailableSchedulers = d.AvailableSchedulers[:maxSchedulers]
+	}
+	return &d
 }
 
 // truncate cuts s to at most n bytes (JSON escaping aside) on a rune

@@ -35,6 +35,12 @@ func TestEncodeRoundTrip(t *testing.T) {
 	if diff := cmp.Diff(r, back); diff != "" {
 		t.Errorf("round trip (-want +got):\n%s", diff)
 	}
+	// Zoned XFS's metadata device survives the encoding too (Encode rebuilds the report it shortens).
+	paired := r
+	paired.MetadataDevice = &zbd.Device{Name: "nvme0n1", Model: zbd.ModelNone, CapacityBytes: 512 << 20}
+	if b, err := paired.Encode(); err != nil || !strings.Contains(string(b), `"metadataDevice":{"name":"nvme0n1"`) {
+		t.Errorf("metadata device lost: %s %v", b, err)
+	}
 	// The operator reads these names; they are an interface.
 	for _, key := range []string{`"device":`, `"nrZones":64`, `"zoneSizeBytes":67108864`, `"maxOpenZones":0`,
 		`"scheduler":"mq-deadline"`, `"filesystem":`, `"type":"zenfs"`, `"space":`, `"action":"format"`, `"freeBytes":4093640704`, `"usedBytes":0`} {
@@ -69,7 +75,7 @@ func TestEncodeMaximalReportFits(t *testing.T) {
 	if len(warnings) != 2 {
 		t.Fatalf("Advise gave %d warnings", len(warnings))
 	}
-	r := Report{Device: &d, Warnings: append(warnings, zbd.Problem{Code: "Y", Message: huge}), ErrorReason: "ZenFSAborted",
+	r := Report{Device: &d, MetadataDevice: &d, Warnings: append(warnings, zbd.Problem{Code: "Y", Message: huge}), ErrorReason: "ZenFSAborted",
 		Problems: append(problems, zbd.Problem{Code: "X", Message: huge}),
 		Filesystem: &FilesystemState{Type: "zenfs", Found: "zenfs", UUID: strings.Repeat("u", 36), Action: fsformat.ActionRefuse, Reason: huge,
 			Space: &Space{At: time.Now(), FreeBytes: 1 << 62, UsedBytes: 1 << 62, ReclaimableBytes: 1 << 62, SpaceAmplificationPercent: 1 << 62}},
@@ -85,7 +91,7 @@ func TestEncodeMaximalReportFits(t *testing.T) {
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatalf("shortened report is not JSON: %v", err)
 	}
-	if back.Device == nil || back.Device.Name != d.Name || back.Filesystem == nil || !strings.HasSuffix(back.Error, "…") ||
+	if back.Device == nil || back.Device.Name != d.Name || back.MetadataDevice == nil || back.Filesystem == nil || !strings.HasSuffix(back.Error, "…") ||
 		back.ErrorReason != "ZenFSAborted" || len(back.Warnings) != 3 {
 		t.Errorf("shortening lost structure: %+v", back)
 	}

@@ -47,7 +47,9 @@ const (
 	volumeRun    = "run"
 	volumeTmp    = "tmp"
 	volumeZoned  = "zoned"
-	helperBinary = "znsdb"
+	// volumeMetadata is zoned XFS's metadata device in the format Job.
+	volumeMetadata = "metadata"
+	helperBinary   = "znsdb"
 )
 
 // DefaultDataVolumeSize is the datadir volume of a zoned database: binary logs, the data dictionary and
@@ -135,6 +137,24 @@ func DevicePV(db *v1alpha1.ZNSDatabase, capacityBytes int64) *corev1ac.Persisten
 	})
 }
 
+// MetadataDevicePV is the local Block PersistentVolume of zoned XFS's metadata device, named from node and
+// device like DevicePV, so that a database that names the same device as its own collides on it.
+func MetadataDevicePV(db *v1alpha1.ZNSDatabase, capacityBytes int64) *corev1ac.PersistentVolumeApplyConfiguration {
+	node := db.DeviceNode()
+	return localPV(db, localVolume{
+		name: v1alpha1.DevicePVName(node, db.MetadataDeviceName()), node: node, claim: db.MetadataClaimName(),
+		path: db.MetadataDevicePath(), mode: corev1.PersistentVolumeBlock, capacityBytes: capacityBytes,
+	})
+}
+
+// MetadataDeviceClaim is the Block claim bound to MetadataDevicePV by name, which the format Job uses.
+func MetadataDeviceClaim(db *v1alpha1.ZNSDatabase, capacityBytes int64) *corev1ac.PersistentVolumeClaimApplyConfiguration {
+	return boundClaim(db, localVolume{
+		name: v1alpha1.DevicePVName(db.DeviceNode(), db.MetadataDeviceName()), claim: db.MetadataClaimName(),
+		mode: corev1.PersistentVolumeBlock, capacityBytes: capacityBytes,
+	}, ComponentDevice)
+}
+
 // DeviceClaim is the Block claim bound to DevicePV by name.
 func DeviceClaim(db *v1alpha1.ZNSDatabase, capacityBytes int64) *corev1ac.PersistentVolumeClaimApplyConfiguration {
 	return boundClaim(db, localVolume{
@@ -146,7 +166,11 @@ func DeviceClaim(db *v1alpha1.ZNSDatabase, capacityBytes int64) *corev1ac.Persis
 // localVolume is a local PersistentVolume over the database's device and the claim it is pre-bound to.
 type localVolume struct {
 	name, node, claim string
-	mode              corev1.PersistentVolumeMode
+	// path is the device node; the database's device when empty.
+	path string
+	// mountOptions are the kubelet's for a Filesystem-mode volume.
+	mountOptions []string
+	mode         corev1.PersistentVolumeMode
 	// fsType is set for a Filesystem-mode volume: the kubelet mounts the device with it.
 	fsType        string
 	capacityBytes int64
@@ -155,9 +179,17 @@ type localVolume struct {
 // localPV pins the volume to its node, names its database on it (for conflicts and release), and retains it:
 // deleting it never lets Kubernetes recycle or wipe the device.
 func localPV(db *v1alpha1.ZNSDatabase, v localVolume) *corev1ac.PersistentVolumeApplyConfiguration {
-	src := corev1ac.LocalVolumeSource().WithPath(db.DevicePath())
+	path := v.path
+	if path == "" {
+		path = db.DevicePath()
+	}
+	src := corev1ac.LocalVolumeSource().WithPath(path)
 	if v.fsType != "" {
 		src.WithFSType(v.fsType)
+	}
+	spec := corev1ac.PersistentVolumeSpec()
+	if len(v.mountOptions) > 0 {
+		spec.WithMountOptions(v.mountOptions...)
 	}
 	return corev1ac.PersistentVolume(v.name).
 		WithLabels(map[string]string{
@@ -165,7 +197,7 @@ func localPV(db *v1alpha1.ZNSDatabase, v localVolume) *corev1ac.PersistentVolume
 			v1alpha1.LabelComponent: ComponentDevice,
 		}).
 		WithAnnotations(map[string]string{v1alpha1.AnnotationOwner: db.OwnerAnnotationValue()}).
-		WithSpec(corev1ac.PersistentVolumeSpec().
+		WithSpec(spec.
 			WithCapacity(corev1.ResourceList{corev1.ResourceStorage: *resource.NewQuantity(v.capacityBytes, resource.BinarySI)}).
 			WithVolumeMode(v.mode).
 			WithAccessModes(corev1.ReadWriteOnce).
@@ -380,6 +412,7 @@ func FormatCommand(db *v1alpha1.ZNSDatabase) []string {
 		"--filesystem", db.FormattedFilesystem(),
 		"--policy", string(policy),
 	}
+	cmd = append(cmd, zonedXFSFlags(db)...)
 	if db.UsesZenFS() {
 		cmd = append(cmd, "--aux-path", v1alpha1.ZenFSAuxDir,
 			"--finish-threshold", strconv.Itoa(int(db.Spec.Format.ZenFSFinishThreshold)))

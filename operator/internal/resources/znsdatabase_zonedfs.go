@@ -7,9 +7,10 @@ import (
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
 	"github.com/zns-mysql/zns-mysql/operator/internal/precondition"
+	"github.com/zns-mysql/zns-mysql/operator/internal/zonedfs"
 )
 
-// FormatJob makes the database's file system (zenfs, a zoned btrfs or f2fs, or storage.device's ext4 or xfs) on
+// FormatJob makes the database's file system (zenfs, a zoned btrfs, f2fs or xfs, or storage.device's ext4 or xfs) on
 // the device through its Block claim, by the one format rule (znsdb format --filesystem): nothing that is not
 // empty or not its own is formatted without a new reformat token. ZenFS gets its aux directory on the data
 // claim; storage.device may be preconditioned whole with fio first. It runs before mysqld (which the operator
@@ -37,6 +38,11 @@ func FormatJob(db *v1alpha1.ZNSDatabase, image, benchImage string) *batchv1ac.Jo
 			corev1ac.Volume().WithName(volumeZoned).WithPersistentVolumeClaim(
 				corev1ac.PersistentVolumeClaimVolumeSource().WithClaimName(db.DeviceClaimName())),
 			corev1ac.Volume().WithName(volumeTmp).WithEmptyDir(corev1ac.EmptyDirVolumeSource()))
+	if meta := db.MetadataDevicePath(); meta != "" {
+		c.WithVolumeDevices(corev1ac.VolumeDevice().WithName(volumeMetadata).WithDevicePath(meta))
+		spec.WithVolumes(corev1ac.Volume().WithName(volumeMetadata).WithPersistentVolumeClaim(
+			corev1ac.PersistentVolumeClaimVolumeSource().WithClaimName(db.MetadataClaimName())))
+	}
 	if db.UsesZenFS() {
 		c.WithVolumeMounts(corev1ac.VolumeMount().WithName(v1alpha1.DataClaimTemplateName).WithMountPath(v1alpha1.DataMountPath))
 		spec.WithVolumes(corev1ac.Volume().WithName(v1alpha1.DataClaimTemplateName).WithPersistentVolumeClaim(
@@ -82,10 +88,28 @@ func FilesystemClaim(db *v1alpha1.ZNSDatabase, node string, capacityBytes int64)
 }
 
 func filesystemVolume(db *v1alpha1.ZNSDatabase, node string, capacityBytes int64) localVolume {
-	return localVolume{
+	v := localVolume{
 		name: v1alpha1.FilesystemPVName(node, db.DeviceName()), node: node, claim: db.FilesystemClaimName(),
 		mode: corev1.PersistentVolumeFilesystem, fsType: db.FormattedFilesystem(), capacityBytes: capacityBytes,
 	}
+	if meta := db.MetadataDevicePath(); meta != "" {
+		// blkid and the kernel find a zoned XFS on its metadata device, and mount it only with its realtime
+		// (zoned) device named.
+		v.path, v.mountOptions = meta, zonedfs.ZonedXFSMountOptions(db.DevicePath(), meta)
+	}
+	return v
+}
+
+// zonedXFSFlags tell znsdb that xfs is zoned XFS here, and where its metadata device is.
+func zonedXFSFlags(db *v1alpha1.ZNSDatabase) []string {
+	if !db.IsZoned() || db.ZonedFilesystem() != v1alpha1.FilesystemZonedXFS {
+		return nil
+	}
+	flags := []string{"--zoned"}
+	if meta := db.MetadataDeviceName(); meta != "" {
+		flags = append(flags, "--metadata-device", meta)
+	}
+	return flags
 }
 
 // filesystemFlag asks the preflight to judge the device for btrfs, f2fs, ext4 or xfs; ZenFS, the helper's
@@ -94,7 +118,7 @@ func filesystemFlag(db *v1alpha1.ZNSDatabase) []string {
 	if !db.MountsFormattedFilesystem() {
 		return nil
 	}
-	return []string{"--filesystem", db.FormattedFilesystem()}
+	return append([]string{"--filesystem", db.FormattedFilesystem()}, zonedXFSFlags(db)...)
 }
 
 // PreconditionPlan is the plan znsdb format runs for spec (disabled when spec is nil), with the API's defaults
