@@ -100,7 +100,8 @@ func newFlagSet(c *config) *flag.FlagSet {
 		return err
 	})
 	fs.DurationVar(&c.startTolerance, "start-tolerance", 5*time.Second, "how late after --start-at the runner may still start; later is a failure")
-	fs.StringVar(&c.device, "device", "", "block device kernel name to sample written bytes from (e.g. nvme0n2)")
+	fs.StringVar(&c.device, "device", "", "block device kernel name to sample written bytes from (e.g. nvme0n2); "+
+		"DEV+DEV counts several together (zoned XFS's data and metadata devices)")
 	fs.StringVar(&c.sysBlock, "sys-block", "/sys/block", "sysfs block directory")
 	fs.IntVar(&c.tailLines, "tail-lines", 15, "sysbench output lines kept in a failure's error message")
 	fs.DurationVar(&c.connectTimeout, "connect-timeout", 30*time.Second, "verify and --create-database: how long to retry connecting to the server")

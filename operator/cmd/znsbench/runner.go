@@ -203,10 +203,10 @@ func (r *runner) sysbench(ctx context.Context) error {
 	r.fillRun(res)
 	var written int64 = -1
 	if haveBefore && haveAfter {
-		if d, err := blockstat.Delta(before, after); err != nil {
+		if w, err := writtenBetween(before, after); err != nil {
 			r.logf("device %s: %v; written bytes omitted", c.device, err)
 		} else {
-			written = int64(d.WrittenBytes())
+			written = w
 			r.sum.Device = c.device
 			r.sum.DeviceWrittenBytes = written
 		}
@@ -313,16 +313,34 @@ func (r *runner) version(ctx context.Context) (sysbench.Version, error) {
 // sampleDevice reads the device's counters; a device that is not visible
 // (no --device, or not on this node) is not an error: the byte figures are
 // then left out of the summary.
-func (r *runner) sampleDevice() (blockstat.Stat, bool) {
+func (r *runner) sampleDevice() ([]blockstat.Stat, bool) {
 	if r.cfg.device == "" {
-		return blockstat.Stat{}, false
+		return nil, false
 	}
-	st, err := blockstat.Sample(r.cfg.sysBlock, r.cfg.device)
-	if err != nil {
-		r.logf("device %s not sampled (%v); written bytes omitted", r.cfg.device, err)
-		return blockstat.Stat{}, false
+	var sts []blockstat.Stat
+	for _, dev := range strings.Split(r.cfg.device, "+") {
+		st, err := blockstat.Sample(r.cfg.sysBlock, dev)
+		if err != nil {
+			r.logf("device %s not sampled (%v); written bytes omitted", dev, err)
+			return nil, false
+		}
+		sts = append(sts, st)
 	}
-	return st, true
+	return sts, true
+}
+
+// writtenBetween is what the devices took between two samples, all together: a file system whose metadata is
+// on a device of its own (zoned XFS's) writes to both for the same transactions.
+func writtenBetween(before, after []blockstat.Stat) (int64, error) {
+	var written int64
+	for i := range after {
+		d, err := blockstat.Delta(before[i], after[i])
+		if err != nil {
+			return 0, err
+		}
+		written += int64(d.WrittenBytes())
+	}
+	return written, nil
 }
 
 // childEnv is the runner's environment without the password variables:

@@ -511,3 +511,35 @@ func TestVerifyRowCountOverflow(t *testing.T) {
 		t.Errorf("exit %d, summary %+v", r.code, r.summary)
 	}
 }
+
+// Zoned XFS writes file data to its zoned device and metadata and log to its metadata device: --device names
+// both, and the run counts what each took during it, together.
+func TestRunCountsSeveralDevices(t *testing.T) {
+	sys := t.TempDir()
+	for dev, stat := range map[string]string{
+		"nullb0":  "1 0 8 0 100 0 4096 0 0 0 0 0 0 0 0 0 0\n",
+		"nvme0n1": "1 0 8 0 50 0 777 0 0 0 0 0 0 0 0 0 0\n", // unchanged during the run: adds nothing
+	} {
+		if err := os.MkdirAll(filepath.Join(sys, dev), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(sys, dev, "stat"), []byte(stat), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	afterFile := filepath.Join(t.TempDir(), "after")
+	if err := os.WriteFile(afterFile, []byte("1 0 8 0 116 0 6144 0 0 0 0 0 0 0 0 0 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runFake(t, context.Background(), map[string]string{
+		"FAKE_STDOUT": capture("run-rocksdb-ri1.txt"), "FAKE_STAT_FROM": afterFile, "FAKE_STAT_TO": filepath.Join(sys, "nullb0", "stat"),
+	}, append(runArgs, "--device=nullb0+nvme0n1", "--sys-block="+sys)...)
+	if s := r.summary; r.code != 0 || s.Device != "nullb0+nvme0n1" || s.DeviceWrittenBytes != 2048*512 {
+		t.Errorf("exit %d, device %q written %d (stderr %s)", r.code, s.Device, s.DeviceWrittenBytes, r.stderr)
+	}
+	missing := runFake(t, context.Background(), map[string]string{"FAKE_STDOUT": capture("run-rocksdb-ri1.txt")},
+		append(runArgs, "--device=nullb0+nvme9n9", "--sys-block="+sys)...)
+	if missing.summary.DeviceWrittenBytes != 0 || !strings.Contains(missing.stderr, "device nvme9n9 not sampled") {
+		t.Errorf("one device missing: written %d, stderr %s", missing.summary.DeviceWrittenBytes, missing.stderr)
+	}
+}

@@ -105,6 +105,15 @@ func (in BenchJobInput) device() deviceid.ID {
 // DeviceName is the kernel name of the device whose writes a run of in counts, "" when there is none.
 func (in BenchJobInput) DeviceName() string { return in.device().Device }
 
+// writtenDevices is what a run counts the writes of: the device, and zoned XFS's metadata device with it
+// ("nvme0n2+nvme0n1"), which takes the file system's metadata and log writes of the same transactions.
+func (in BenchJobInput) writtenDevices() string {
+	if meta := in.DB.MetadataDeviceName(); meta != "" && in.device().Device != "" {
+		return in.device().Device + "+" + meta
+	}
+	return in.device().Device
+}
+
 // RunnerArgs is the znsbench command line. It carries no secret: the password comes from the environment.
 func RunnerArgs(b *v1alpha1.Benchmark, in BenchJobInput) []string {
 	s := b.Spec
@@ -158,8 +167,8 @@ func RunnerArgs(b *v1alpha1.Benchmark, in BenchJobInput) []string {
 		if !in.StartAt.IsZero() {
 			args = append(args, "--start-at", in.StartAt.UTC().Format(time.RFC3339))
 		}
-		if dev := in.device(); dev.Device != "" {
-			args = append(args, "--device", dev.Device)
+		if dev := in.writtenDevices(); dev != "" {
+			args = append(args, "--device", dev)
 		}
 	}
 	return args
@@ -188,8 +197,8 @@ func steadyArgs(b *v1alpha1.Benchmark, in BenchJobInput, args []string) []string
 		"--report-interval", strconv.Itoa(int(max(1, min(5, st.RoundSeconds/2)))),
 		"--histogram=false",
 	)
-	if dev := in.device(); dev.Device != "" {
-		args = append(args, "--device", dev.Device)
+	if dev := in.writtenDevices(); dev != "" {
+		args = append(args, "--device", dev)
 	}
 	return args
 }

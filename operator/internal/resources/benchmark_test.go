@@ -19,6 +19,9 @@ func TestRunJobCountsTheVolumesDevice(t *testing.T) {
 		Spec: v1alpha1.ZNSDatabaseSpec{Storage: v1alpha1.StorageSpec{Volume: &v1alpha1.VolumeSource{}}}}
 	zoned := &v1alpha1.ZNSDatabase{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "z"},
 		Spec: v1alpha1.ZNSDatabaseSpec{Storage: v1alpha1.StorageSpec{ZonedDevice: &v1alpha1.ZonedDeviceSource{NodeName: "n1", DeviceName: "nullb0"}}}}
+	zonedXFS := &v1alpha1.ZNSDatabase{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "x"},
+		Spec: v1alpha1.ZNSDatabaseSpec{Storage: v1alpha1.StorageSpec{ZonedDevice: &v1alpha1.ZonedDeviceSource{NodeName: "n1",
+			DeviceName: "nvme0n2", Filesystem: v1alpha1.FilesystemZonedXFS, MetadataDeviceName: "nvme0n1"}}}}
 	for _, tc := range []struct {
 		name       string
 		in         BenchJobInput
@@ -28,6 +31,7 @@ func TestRunJobCountsTheVolumesDevice(t *testing.T) {
 		{"volume on a local device", BenchJobInput{Phase: BenchPhaseRun, Iteration: 1, DB: db, Volume: deviceid.ID{Node: "zns-guest", Device: "nullb2"}}, "nullb2", "zns-guest"},
 		{"volume of a provisioner", BenchJobInput{Phase: BenchPhaseRun, Iteration: 1, DB: db}, "", ""},
 		{"zoned device", BenchJobInput{Phase: BenchPhaseRun, Iteration: 1, DB: zoned}, "nullb0", "n1"},
+		{"zoned XFS with its metadata device", BenchJobInput{Phase: BenchPhaseRun, Iteration: 1, DB: zonedXFS}, "nvme0n2+nvme0n1", "n1"},
 	} {
 		job := BenchJob(b, tc.in)
 		args := job.Spec.Template.Spec.Containers[0].Command
