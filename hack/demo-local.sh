@@ -107,7 +107,7 @@ declare -A port pid engine dir device
 engines=()
 next_port=33061
 for spec in ${DEMO_TARGETS:-rocksdb=rocksdb innodb=innodb}; do
-  [[ "$spec" =~ ^([a-z][-a-z0-9]*)=(rocksdb|innodb)(@([^@]+))?(@([a-z][a-z0-9]*))?$ ]] ||
+  [[ "$spec" =~ ^([a-z][-a-z0-9]*)=(rocksdb|innodb)(@([^@]+))?(@([a-z][a-z0-9]*(\+[a-z][a-z0-9]*)?))?$ ]] ||
     die "DEMO_TARGETS: '$spec' is not NAME=ENGINE[@DIR[@DEVICE]] (ENGINE rocksdb or innodb)"
   t=${BASH_REMATCH[1]}
   engines+=("$t")

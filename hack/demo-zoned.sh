@@ -14,6 +14,10 @@
 #   ZONED_STACKS     NAME=ENGINE:FS:DEVICE entries (default: rocksdb and innodb on btrfs over nullb0/nullb1,
 #                    on f2fs over nullb2/nullb3, on ext4 over the conventional nullb4/nullb5)
 #   ZONED_NVME=1     add an emulated NVMe ZNS namespace (nvme0n1) to the guest
+#   ZONED_XFS=1      add what zoned XFS (FS zxfs) needs: a null_blk with 8 conventional zones of 64 MiB (nullb6),
+#                    with ZONED_NVME=1 a second ZNS namespace (nvme1n1) and a conventional one for its metadata
+#                    (nvme2n1), xfsprogs >= 6.15 (hack/qemu/build-xfs-userland.sh), and a kernel >= 6.15
+#                    (ZNS_QEMU_KERNEL, default here: current)
 #   ZONED_MEM_MIB    guest memory (default 6144; the null_blk devices keep their data in it)
 #   ZONED_TIMEOUT    seconds before the guest is stopped (default 3600)
 #   ZONED_RESULTS    host directory that receives the results (default: a new directory under /var/tmp)
@@ -56,6 +60,14 @@ as_root=()
 mariadb-install-db --no-defaults --auth-root-authentication-method=socket --skip-test-db "${as_root[@]}" \
   --datadir="$work/datadir" >"$work/install.log" 2>&1 || { tail "$work/install.log"; die "mariadb-install-db failed"; }
 
+xfs_env=()
+if [[ "${ZONED_XFS:-0}" == 1 ]]; then
+  export ZNS_QEMU_KERNEL=${ZNS_QEMU_KERNEL:-current}
+  say "building the zoned-XFS tools (once; cached): xfsprogs >= 6.15, which this machine's Debian lacks"
+  xfs_root=$(hack/qemu/build-xfs-userland.sh) ||
+    die "step 'hack/qemu/build-xfs-userland.sh' failed (above); run it alone to see why"
+  xfs_env=(--env "ZNS_XFS_ROOT=$xfs_root")
+fi
 say "building the QEMU guest (once; cached)"
 heartbeat "QEMU guest" "kernel download and initramfs" hack/qemu/build-guest.sh >/dev/null
 
@@ -66,6 +78,12 @@ devices=(--nullblk '--first 0 --count 2 --size 2048 --zone-size 64 --memory-back
   --nullblk '--first 2 --count 2 --size 2048 --zone-size 16 --conv-zones 16 --memory-backed'
   --nullblk '--first 4 --count 2 --size 2048 --conventional --memory-backed')
 [[ "${ZONED_NVME:-0}" == 1 ]] && devices+=(--zns default)
+if [[ "${ZONED_XFS:-0}" == 1 ]]; then
+  # zoned XFS: its data section on 512 MiB of conventional zones (mkfs.xfs wants at least 300 MiB), and on NVMe
+  # a ZNS namespace (none conventional) with a conventional namespace for the metadata
+  devices+=(--nullblk '--first 6 --count 1 --size 2048 --zone-size 64 --conv-zones 8 --memory-backed')
+  [[ "${ZONED_NVME:-0}" == 1 ]] && devices+=(--zns default --nvme size=512M,ocp=off)
+fi
 
 envs=()
 for v in DEMO_SECONDS DEMO_THREADS DEMO_TABLES DEMO_TABLE_SIZE DEMO_WORKLOAD DEMO_MEMORY; do
@@ -82,7 +100,7 @@ hack/qemu/run.sh --userland --share "$work" \
   --env "ZONED_STACKS=$stacks" --env "ZONED_RESULTS=$work/results" \
   --env "DEMO_SECONDS=${DEMO_SECONDS:-20}" --env "DEMO_TABLES=${DEMO_TABLES:-2}" \
   --env "DEMO_TABLE_SIZE=${DEMO_TABLE_SIZE:-5000}" --env "DEMO_MEMORY=${DEMO_MEMORY:-512Mi}" \
-  --env "DEMO_START_TRIES=${DEMO_START_TRIES:-600}" --env "DEMO_TEMPLATE_DATADIR=$work/datadir" "${envs[@]}" \
+  --env "DEMO_START_TRIES=${DEMO_START_TRIES:-600}" --env "DEMO_TEMPLATE_DATADIR=$work/datadir" "${envs[@]}" "${xfs_env[@]}" \
   -- hack/zoned-stacks.sh >"$work/guest.out" 2>&1 &
 guest_pid=$!
 t0=$SECONDS
