@@ -82,7 +82,7 @@ if [[ "${ZONED_XFS:-0}" == 1 ]]; then
   # zoned XFS: its data section on 512 MiB of conventional zones (mkfs.xfs wants at least 300 MiB), and on NVMe
   # a ZNS namespace (none conventional) with a conventional namespace for the metadata
   devices+=(--nullblk '--first 6 --count 1 --size 2048 --zone-size 64 --conv-zones 8 --memory-backed')
-  [[ "${ZONED_NVME:-0}" == 1 ]] && devices+=(--zns default --nvme size=512M,ocp=off)
+  [[ "${ZONED_NVME:-0}" == 1 ]] && devices+=(--zns default --nvme "size=512M,ocp=off")
 fi
 
 envs=()

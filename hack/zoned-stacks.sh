@@ -36,9 +36,10 @@ xfs_root_ready() {
   [[ -n "$x" && -x "$x/usr/sbin/mkfs.xfs" ]] ||
     die "zoned XFS needs ZNS_XFS_ROOT, a root with xfsprogs >= 6.15 (hack/demo-zoned.sh sets it with hack/qemu/build-xfs-userland.sh)"
   mountpoint -q "$x/proc" && return 0
-  mount --rbind /dev "$x/dev" && mount -t proc proc "$x/proc" && mount -t sysfs sysfs "$x/sys" &&
-    mount -t tmpfs tmpfs "$x/tmp" && cp bin/znsdb "$x/tmp/znsdb" ||
+  if ! { mount --rbind /dev "$x/dev" && mount -t proc proc "$x/proc" && mount -t sysfs sysfs "$x/sys" &&
+    mount -t tmpfs tmpfs "$x/tmp" && cp bin/znsdb "$x/tmp/znsdb"; }; then
     die "step 'mount /dev, /proc, /sys and /tmp in ${x}' failed (above)"
+  fi
 }
 
 targets=() refused=()
