@@ -118,11 +118,27 @@ func zloopDBRows(n int) []byte {
 	return b.Bytes()
 }
 
-// zloopDBBoot is what one boot of zloopDBScript printed: its results and the wall time of the boot.
+// zloopDBBoot is what one boot of zloopDBScript printed: its results, its exit status and output, and the wall
+// time of the boot.
 type zloopDBBoot struct {
-	phase   string
-	results map[string]string
-	wall    time.Duration
+	phase, share string
+	results      map[string]string
+	code         int
+	out          string
+	wall         time.Duration
+}
+
+// succeeded fails t, with the boot's output and mysqld's log, when the script did not run to its end.
+func (b zloopDBBoot) succeeded(t *testing.T) {
+	t.Helper()
+	if b.code == 0 {
+		return
+	}
+	tail := ""
+	if log, err := os.ReadFile(filepath.Join(b.share, "mysqld-"+b.phase+".log")); err == nil {
+		tail = "\nmysqld log:\n" + lastLinesOf(string(log), 20)
+	}
+	t.Fatalf("%s boot: exit %d\n%s%s", b.phase, b.code, b.out, tail)
 }
 
 func (b zloopDBBoot) get(t *testing.T, name string) string {
@@ -158,25 +174,19 @@ func (b zloopDBBoot) steps() string {
 	return strings.Join(parts, ", ")
 }
 
+// runZloopDBBoot boots the guest once with zloopDBScript; the caller checks what it needs, then succeeded.
 func runZloopDBBoot(t *testing.T, opts qemu.Options, phase string) zloopDBBoot {
 	t.Helper()
 	start := time.Now()
 	out, code := qemu.Run(t, opts, "bash", "./zloop-db.sh", phase)
-	b := zloopDBBoot{phase: phase, results: map[string]string{}, wall: time.Since(start)}
+	b := zloopDBBoot{phase: phase, share: opts.Share, results: map[string]string{}, code: code, out: out, wall: time.Since(start)}
 	sc := bufio.NewScanner(strings.NewReader(out))
 	for sc.Scan() {
 		if f := strings.SplitN(sc.Text(), " ", 3); len(f) == 3 && f[0] == "result" {
 			b.results[f[1]] = f[2]
 		}
 	}
-	if code != 0 {
-		tail := ""
-		if log, err := os.ReadFile(filepath.Join(opts.Share, "mysqld-"+phase+".log")); err == nil {
-			tail = "\nmysqld log:\n" + lastLinesOf(string(log), 20)
-		}
-		t.Fatalf("%s boot: exit %d\n%s%s", phase, code, out, tail)
-	}
-	t.Logf("%s boot: %s wall; in the guest: %s", phase, b.wall.Round(100*time.Millisecond), b.steps())
+	t.Logf("%s boot: exit %d, %s wall; in the guest: %s", phase, code, b.wall.Round(100*time.Millisecond), b.steps())
 	return b
 }
 
@@ -273,6 +283,7 @@ func TestZloopDatabaseAcrossReboot(t *testing.T) {
 	}
 
 	first := runZloopDBBoot(t, opts, "write")
+	first.succeeded(t)
 	commonChecks(first)
 	f1 := readJSONReport(t, filepath.Join(share, "format-write.json")).Filesystem
 	if f1 == nil || f1.Type != "btrfs" || f1.Action != fsformat.ActionFormat || f1.Found != "" || f1.UUID == "" {
@@ -299,6 +310,8 @@ func TestZloopDatabaseAcrossReboot(t *testing.T) {
 	t.Logf("first boot: btrfs %s made, %d of 32 zones written, %.1f MiB in the zone files on the host",
 		f1.UUID, written, float64(inFiles)/(1<<20))
 
+	// what the device and the format step did is checked before the boot's own end: when the file system was not
+	// kept, mysqld has no datadir to start on, and that is the failure to report
 	second := runZloopDBBoot(t, opts, "read")
 	if log, _ := os.ReadFile(filepath.Join(share, "create-read.log")); !bytes.Contains(log, []byte("re-added")) {
 		t.Errorf("second boot: zloop-zoned.sh create did not re-add the device over its zone files:\n%s", log)
@@ -312,6 +325,7 @@ func TestZloopDatabaseAcrossReboot(t *testing.T) {
 	if f2 == nil || f2.Action != fsformat.ActionKeep || f2.Found != "btrfs" || f2.UUID != f1.UUID {
 		t.Fatalf("second boot: znsdb format over the re-created zloop0: %+v; want keep, found btrfs, UUID %s (data-safety rule)", f2, f1.UUID)
 	}
+	second.succeeded(t)
 	commonChecks(second)
 	t.Logf("second boot: btrfs %s kept, the %d rows read back from InnoDB and MyRocks", f2.UUID, bytes.Count(rows, []byte("\n")))
 }
