@@ -194,5 +194,7 @@ unit: fmt-check vet ## Inner loop: pure Go, real MariaDB on loopback, envtest an
 
 .PHONY: qemu
 qemu: ## Inner loop: only the QEMU guest tier (real zoned devices in a Debian guest).
-	@hack/qemu/build-guest.sh >/dev/null && go build -o $(TOOLS_DIR)/testsummary ./hack/testsummary && \
+	@guest=$$(hack/qemu/build-guest.sh) && go build -o $(TOOLS_DIR)/testsummary ./hack/testsummary && \
+		{ [[ -n "$${ZLOOP_MODULE:-}" ]] || ZLOOP_MODULE=$$(hack/qemu/build-zloop-module.sh --for-guest "$$guest") || \
+			ZNS_ZLOOP_MODULE_ERROR="hack/qemu/build-zloop-module.sh failed (above)"; } && export ZLOOP_MODULE ZNS_ZLOOP_MODULE_ERROR && \
 		go test -json $(GO_TEST_FLAGS) -timeout 45m ./test/qemu/ ./operator/internal/qemuguest/ 2>&1 | $(TOOLS_DIR)/testsummary

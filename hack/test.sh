@@ -8,7 +8,8 @@
 #   4 builds, side by side     hack/kubernetes.sh (envtest and the kind node share one build), the kind node
 #                              image, helm, the QEMU guest, the bench/MariaDB/operator images; cached under
 #                              $ZNS_CACHE_DIR (rebuilt when missing); each background build logs to a file
-#   5 waiting for them         with their progress
+#   5 waiting for them         with their progress; meanwhile zloop.ko for the guest's kernel when it needs one
+#                              (hack/qemu/build-zloop-module.sh --for-guest; cached), for the zloop tests
 #   6 tests                    pure Go, real MariaDB on loopback, envtest, chart, QEMU guest, images
 #   7 end to end               a kind cluster of its own (zns-test; a loop device for the refusal test when
 #                              root), the images loaded, test/e2e, then the cluster deleted
@@ -25,6 +26,7 @@
 #                            want of its setup fails instead
 #   GO_TEST_FLAGS (default -count=1), TEST_TIMEOUT (default 45m, per package), E2E_TIMEOUT (default 40m),
 #   ZONED_E2E_TIMEOUT (default 75m: stage 8 under emulation),
+#   ZLOOP_MODULE             a zloop.ko for the QEMU guest's kernel, used instead of building one
 #   ZNS_CACHE_DIR
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -136,6 +138,17 @@ case "$qemu_rc" in
   3) tail -n 5 "${bg_log[qemu-guest]}" >&2; log "the QEMU guest cannot be built here (above); its tests will say what they need" ;;
   *) tail -n 40 "${bg_log[qemu-guest]}" >&2; fail 5 "building the QEMU guest failed (above; hack/qemu/build-guest.sh alone shows it again)" ;;
 esac
+# zloop: no Debian kernel has it. When the guest runs the pinned current kernel, zloop.ko is built for it (about a
+# minute cold, then cached) while the other builds finish, so that the QEMU tier's zloop tests run; when that fails
+# they skip, saying which step failed (ZNS_ZLOOP_MODULE_ERROR). A ZLOOP_MODULE given is used as it is.
+zloop_pid=""
+if ((qemu_rc == 0)) && [[ -z "${ZLOOP_MODULE:-}" ]]; then
+  if guest_dir=$(hack/qemu/build-guest.sh 2>/dev/null); then
+    hack/qemu/build-zloop-module.sh --for-guest "$guest_dir" >"$logs/zloop-module.path" 2>"$logs/zloop-module.log" &
+    zloop_pid=$!
+    log "zloop-module: building zloop.ko in the background if the guest's kernel needs it (log: ${logs}/zloop-module.log)"
+  fi
+fi
 if ((docker_ok)); then
   bg_wait 5 images "hack/images/build.sh bench mariadb operator alone shows it again; the build logs are in ${cache_root}/images"
 else
@@ -143,6 +156,22 @@ else
 fi
 if [[ "$e2e_mode" == own ]]; then
   bg_wait 5 node-image "ZNS_E2E=0 make test runs everything but the e2e tier"
+fi
+if [[ -n "$zloop_pid" ]]; then
+  zloop_rc=0
+  heartbeat --log "$logs/zloop-module.log" zloop-module "" wait "$zloop_pid" || zloop_rc=$?
+  zloop_ko=$(cat "$logs/zloop-module.path" 2>/dev/null || true)
+  if ((zloop_rc == 0)) && [[ -n "$zloop_ko" ]]; then
+    export ZLOOP_MODULE=$zloop_ko
+    log "zloop-module: ${zloop_ko}: the QEMU tier's zloop tests load it (ZLOOP_MODULE)"
+  elif ((zloop_rc == 0)); then
+    log "zloop-module: $(grep -v 'still running' "$logs/zloop-module.log" | tail -n 1 | sed 's/^build-zloop-module: //')"
+  else
+    zloop_why=$(grep -E '^build-zloop-module: (ERROR|MISSING): ' "$logs/zloop-module.log" | tail -n 1 | sed -E 's/^build-zloop-module: (ERROR|MISSING): //; s/ \(the log.s last lines above\)//; s/: fix what it says and run again \(finished steps are kept\)$//')
+    export ZNS_ZLOOP_MODULE_ERROR="hack/qemu/build-zloop-module.sh exited ${zloop_rc}: ${zloop_why:-no message} (its log: ${logs}/zloop-module.log)"
+    tail -n 20 "$logs/zloop-module.log" >&2
+    log "zloop-module: building zloop.ko failed (above); the QEMU tier's zloop tests skip with that reason"
+  fi
 fi
 
 # --- 6-7 ---------------------------------------------------------------------------------------------------

@@ -412,6 +412,9 @@ if ((userland)); then
   # loaded here: inside, modprobe would look for them on the host.
   modprobe -a btrfs f2fs xfs ext4 || fail "cannot load the file system modules"
   modprobe_present crc32c_generic xxhash_generic || fail "cannot load crc32c_generic and xxhash_generic"
+  # zloop, where the kernel has it as a module (zloop-zoned.sh cannot modprobe it from inside; a ZLOOP_MODULE it
+  # loads with insmod)
+  modprobe_present zloop || fail "cannot load zloop"
   # veth, overlay, loop: pod interfaces, root file systems and block-volume pins of a kubelet in the guest
   # (docs/zoned-node.md)
   modprobe -a veth overlay loop || fail "cannot load veth, overlay and loop"

@@ -59,6 +59,9 @@ type Options struct {
 	MemoryMiB int
 	// Timeout bounds the whole boot; 0 means 5 minutes.
 	Timeout time.Duration
+	// Userland runs the command in the host's own root on the guest's kernel (run.sh --userland): what the
+	// host has installed (MariaDB, mkfs.btrfs, blkid) is there.
+	Userland bool
 }
 
 var (
@@ -236,6 +239,9 @@ func Args(guestDir string, opts Options, cmd ...string) ([]string, error) {
 	}
 	if opts.MemoryMiB > 0 {
 		args = append(args, "--mem", strconv.Itoa(opts.MemoryMiB))
+	}
+	if opts.Userland {
+		args = append(args, "--userland")
 	}
 	return append(append(args, "--"), cmd...), nil
 }

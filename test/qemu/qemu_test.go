@@ -149,14 +149,14 @@ func TestRunShRefusesBadOptions(t *testing.T) {
 func TestArgs(t *testing.T) {
 	got, err := Args("/cache/guest", Options{
 		Share: "/tmp/s", NullBlk: []string{"--size 512"}, ZNS: []string{"default", "zone_size=32M"}, NVMe: []string{"fdp=on"},
-		Disks: []string{"/tmp/d.img,snapshot"}, Env: []string{"A=1"}, MemoryMiB: 2048, Timeout: 90 * time.Second,
+		Disks: []string{"/tmp/d.img,snapshot"}, Env: []string{"A=1"}, MemoryMiB: 2048, Timeout: 90 * time.Second, Userland: true,
 	}, "sh", "-c", "echo hi")
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []string{filepath.Join(repoRoot(t), "hack/qemu/run.sh"), "--guest-dir", "/cache/guest", "--timeout", "90",
 		"--share", "/tmp/s", "--nullblk", "--size 512", "--zns", "default", "--zns", "zone_size=32M", "--nvme", "fdp=on",
-		"--disk", "/tmp/d.img,snapshot", "--env", "A=1", "--mem", "2048", "--", "sh", "-c", "echo hi"}
+		"--disk", "/tmp/d.img,snapshot", "--env", "A=1", "--mem", "2048", "--userland", "--", "sh", "-c", "echo hi"}
 	if !slices.Equal(got, want) {
 		t.Errorf("Args =\n%q\nwant\n%q", got, want)
 	}

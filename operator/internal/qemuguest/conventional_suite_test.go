@@ -57,12 +57,11 @@ func TestConventionalGuest(t *testing.T) {
 		// the memory-backed device keeps what is written to it in the guest's RAM
 		MemoryMiB: 2048,
 		Timeout:   20 * time.Minute,
+		Userland:  true,
 	}, "sh", "-c", "./qemuguest-userland.test "+guestArgs+"; echo guest-suite-exit=$?")
 	if err != nil {
 		t.Fatal(err)
 	}
-	// --userland is run.sh's own option, which qemu.Options does not carry: it goes before the command.
-	argv = append([]string{argv[0], "--userland"}, argv[1:]...)
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
 	defer cancel()
 	c := exec.CommandContext(ctx, argv[0], argv[1:]...)

@@ -8,6 +8,9 @@ const (
 	envZbdTest = "ZNS_ZBD_TEST"    // the zbd package's test binary
 	// envZnsbench is the znsbench binary (its drive sidecar).
 	envZnsbench = "ZNS_ZNSBENCH"
+	// envZloopModuleError says why make test could not build zloop.ko (hack/qemu/build-zloop-module.sh's
+	// failure, with its step): the zloop tests skip with it.
+	envZloopModuleError = "ZNS_ZLOOP_MODULE_ERROR"
 )
 
 // sharedNamespaceSpec is run.sh's --zns for a second namespace on nvme0n1's controller, with smaller zones

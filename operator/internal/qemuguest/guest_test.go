@@ -392,6 +392,37 @@ func TestPreflightVerdicts(t *testing.T) {
 			t.Errorf("after echo mq-deadline: problems %+v, err %v; want fit", ps, err)
 		}
 	})
+
+	// zloop devices, where the kernel has zloop: the same verdicts as their null_blk twins
+	for _, z := range zloopFixture {
+		t.Run(z.name, func(t *testing.T) {
+			zloopDevices(t)
+			d, ps, err := zbd.Preflight(sysBlk, z.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := codes(ps); got != z.codes {
+				t.Errorf("problems %q, want %q: %+v", got, z.codes, ps)
+			}
+			if d.Model != zbd.ModelHostManaged || d.NrZones != int64(z.zones) || d.ZoneSizeBytes != 64*mib ||
+				d.CapacityBytes != int64(z.zones)*64*mib || d.Scheduler != "mq-deadline" || d.MaxOpenZones != 0 || d.MaxActiveZones != 0 {
+				t.Errorf("%s = %+v, want host-managed, %d zones of 64 MiB, mq-deadline, no open or active limit", z.name, *d, z.zones)
+			}
+			t.Logf("%+v", *d)
+		})
+	}
+	t.Run("zloop0-scheduler-none", func(t *testing.T) {
+		zloopDevices(t)
+		setScheduler(t, "zloop0", "none")
+		defer setScheduler(t, "zloop0", "mq-deadline")
+		_, ps, err := zbd.Preflight(sysBlk, "zloop0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if codes(ps) != zbd.CodeWrongScheduler || !strings.Contains(ps[0].Message, "echo mq-deadline > /sys/block/zloop0/queue/scheduler") {
+			t.Errorf("scheduler none: problems %+v, want %s telling what to run", ps, zbd.CodeWrongScheduler)
+		}
+	})
 }
 
 func TestReportZones(t *testing.T) {
@@ -404,8 +435,12 @@ func TestReportZones(t *testing.T) {
 		{"nullb0", 64, 64 * mib, 64 * mib},
 		// QEMU's zoned.zone_capacity=60M in 64M zones
 		{nvmeDev, 40, 64 * mib, 60 * mib},
+		{"zloop0", 32, 64 * mib, 64 * mib},
 	} {
 		t.Run(tc.dev, func(t *testing.T) {
+			if strings.HasPrefix(tc.dev, "zloop") {
+				zloopDevices(t)
+			}
 			zones, err := zbd.ReportZones("/dev/"+tc.dev, 0)
 			if err != nil {
 				t.Fatal(err)
@@ -442,13 +477,18 @@ func TestZbdPackageTest(t *testing.T) {
 	if bin == "" {
 		t.Fatalf("%s is not set: TestGuestSuite passes the zbd test binary", envZbdTest)
 	}
-	for _, dev := range []string{"/dev/nullb0", "/dev/" + nvmeDev} {
-		c := exec.Command(bin, "-test.run", "^TestReportZonesRealDevice$", "-test.v")
-		c.Env = append(os.Environ(), "ZNS_TEST_ZONED_DEVICE="+dev)
-		out, err := c.CombinedOutput()
-		if err != nil || !strings.Contains(string(out), "--- PASS: TestReportZonesRealDevice") {
-			t.Errorf("zbd.test on %s: %v\n%s", dev, err, out)
-		}
+	for _, dev := range []string{"/dev/nullb0", "/dev/" + nvmeDev, "/dev/zloop0"} {
+		t.Run(filepath.Base(dev), func(t *testing.T) {
+			if strings.HasPrefix(dev, "/dev/zloop") {
+				zloopDevices(t)
+			}
+			c := exec.Command(bin, "-test.run", "^TestReportZonesRealDevice$", "-test.v")
+			c.Env = append(os.Environ(), "ZNS_TEST_ZONED_DEVICE="+dev)
+			out, err := c.CombinedOutput()
+			if err != nil || !strings.Contains(string(out), "--- PASS: TestReportZonesRealDevice") {
+				t.Errorf("zbd.test on %s: %v\n%s", dev, err, out)
+			}
+		})
 	}
 }
 
@@ -488,8 +528,13 @@ func TestZnsdbPreflight(t *testing.T) {
 		{"nullb1", 1, zbd.CodeNotHostManaged, 0},
 		{"nullb2", 1, zbd.CodeTooFewZones, 64 * mib},
 		{"nullb9", 1, zbd.CodeNoSuchDevice, 0},
+		{"zloop0", 0, "", 64 * mib},
+		{"zloop1", 1, zbd.CodeTooFewZones, 64 * mib},
 	} {
 		t.Run(tc.dev, func(t *testing.T) {
+			if strings.HasPrefix(tc.dev, "zloop") {
+				zloopDevices(t)
+			}
 			tl := filepath.Join(t.TempDir(), "termination-log")
 			r, stderr, code := znsdb(t, "preflight", "--device", tc.dev, "--termination-log", tl)
 			if code != tc.code || codes(r.Problems) != tc.problems {
@@ -528,8 +573,13 @@ func TestZnsdbPreflight(t *testing.T) {
 		{nvmeDev, 0, ""},
 		{"nullb1", 1, zbd.CodeNotHostManaged},
 		{"nullb2", 1, zbd.CodeTooFewZones},
+		{"zloop0", 0, ""},
+		{"zloop1", 1, zbd.CodeTooFewZones},
 	} {
 		t.Run(tc.dev+"-sysfs-only", func(t *testing.T) {
+			if strings.HasPrefix(tc.dev, "zloop") {
+				zloopDevices(t)
+			}
 			r, stderr, code := znsdb(t, "preflight", "--device", tc.dev, "--termination-log", "", "--sysfs-only", "--dev-dir", t.TempDir())
 			if code != tc.code || codes(r.Problems) != tc.problems || r.Error != "" {
 				t.Fatalf("exit %d, problems %q, error %q; want exit %d, problems %q\nstderr: %s",

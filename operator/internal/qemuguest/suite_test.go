@@ -100,17 +100,8 @@ func TestGuestSuite(t *testing.T) {
 	const marker = "zns-disk-marker"
 	guestEnv := []string{envCapture + "=" + captureDir, envZnsdb + "=" + share + "/znsdb",
 		envZbdTest + "=" + share + "/zbd.test", envZnsbench + "=" + share + "/znsbench"}
-	// a zloop.ko for a guest kernel built without zloop (hack/qemu/build-zloop-module.sh), for TestZloopScript
-	if m := os.Getenv("ZLOOP_MODULE"); m != "" {
-		b, err := os.ReadFile(m)
-		if err != nil {
-			t.Fatalf("ZLOOP_MODULE: %v", err)
-		}
-		if err := os.WriteFile(filepath.Join(share, "zloop.ko"), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		guestEnv = append(guestEnv, "ZLOOP_MODULE="+filepath.Join(share, "zloop.ko"))
-	}
+	// a zloop.ko for a guest kernel built without zloop (hack/qemu/build-zloop-module.sh), for the zloop cases
+	guestEnv = append(guestEnv, zloopGuestEnv(t, share)...)
 	out, code := qemu.Run(t, qemu.Options{
 		Share: share,
 		// a second ZNS namespace on the first one's controller (nvme0n2, 16 MiB zones): two devices of one drive

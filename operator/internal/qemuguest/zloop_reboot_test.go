@@ -43,7 +43,33 @@ func zloopUnavailable(t *testing.T, guestDir string) string {
 	if regexp.MustCompile(`(?m)^CONFIG_BLK_DEV_ZONED_LOOP=[ym]$`).Match(cfg) {
 		return ""
 	}
+	if why := os.Getenv(envZloopModuleError); why != "" {
+		return "zloop: kernel " + rel + " is built without CONFIG_BLK_DEV_ZONED_LOOP, and zloop.ko could not be built: " + why
+	}
 	return "zloop: kernel " + rel + " is built without CONFIG_BLK_DEV_ZONED_LOOP; ZLOOP_MODULE=$(hack/qemu/build-zloop-module.sh) supplies it"
+}
+
+// zloopGuestEnv copies ZLOOP_MODULE (a zloop.ko for a guest kernel built without zloop,
+// hack/qemu/build-zloop-module.sh) into the share and returns the guest environment that names it there, with
+// the reason make test could not build one when it could not.
+func zloopGuestEnv(t *testing.T, share string) []string {
+	t.Helper()
+	var env []string
+	if why := os.Getenv(envZloopModuleError); why != "" {
+		env = append(env, envZloopModuleError+"="+why)
+	}
+	m := os.Getenv("ZLOOP_MODULE")
+	if m == "" {
+		return env
+	}
+	b, err := os.ReadFile(m)
+	if err != nil {
+		t.Fatalf("ZLOOP_MODULE: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(share, "zloop.ko"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return append(env, "ZLOOP_MODULE="+filepath.Join(share, "zloop.ko"))
 }
 
 var wptrRE = regexp.MustCompile(`wptr (0x[0-9a-f]+)`)
@@ -71,17 +97,7 @@ func TestZloopAcrossReboot(t *testing.T) {
 		t.Skip(why)
 	}
 	share := t.TempDir()
-	env := []string{}
-	if m := os.Getenv("ZLOOP_MODULE"); m != "" {
-		b, err := os.ReadFile(m)
-		if err != nil {
-			t.Fatalf("ZLOOP_MODULE: %v", err)
-		}
-		if err := os.WriteFile(filepath.Join(share, "zloop.ko"), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		env = append(env, "ZLOOP_MODULE="+filepath.Join(share, "zloop.ko"))
-	}
+	env := zloopGuestEnv(t, share)
 	data := make([]byte, 3<<20)
 	rand.New(rand.NewSource(28)).Read(data)
 	if err := os.WriteFile(filepath.Join(share, "data"), data, 0o644); err != nil {

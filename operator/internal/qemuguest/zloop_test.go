@@ -6,12 +6,14 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/zns-mysql/zns-mysql/operator/internal/zbd"
@@ -77,7 +79,48 @@ func requireZloop(t *testing.T) {
 	if old {
 		t.Skipf(kernelSkip+"zloop needs Linux >= 6.15; this guest runs %s (ZNS_QEMU_KERNEL=current boots a newer one)", rel)
 	}
-	t.Skipf(kernelSkip+"zloop: kernel %s is built without CONFIG_BLK_DEV_ZONED_LOOP (Debian's kernels are)", rel)
+	if why := os.Getenv(envZloopModuleError); why != "" {
+		t.Skipf(kernelSkip+"zloop: kernel %s is built without CONFIG_BLK_DEV_ZONED_LOOP, and zloop.ko could not be built: %s", rel, why)
+	}
+	t.Skipf(kernelSkip+"zloop: kernel %s is built without CONFIG_BLK_DEV_ZONED_LOOP (Debian's kernels are; ZLOOP_MODULE=$(hack/qemu/build-zloop-module.sh) supplies it)", rel)
+}
+
+// zloopFixture are the zloop devices of the per-device cases (TestPreflightVerdicts, TestReportZones,
+// TestZnsdbPreflight, TestZbdPackageTest), shaped like the null_blk devices of the same verdicts: zloop0 like
+// nullb0 (fit for ZenFS, 32 zones of 64 MiB), zloop1 like nullb2 (too few zones).
+var zloopFixture = []struct {
+	name, args, codes string
+	zones             int
+}{
+	{"zloop0", "--id 0 --capacity 2048 --zone-size 64", "", 32},
+	{"zloop1", "--id 1 --capacity 1024 --zone-size 64", zbd.CodeTooFewZones, 16},
+}
+
+var (
+	zloopOnce sync.Once
+	zloopErr  error
+)
+
+// zloopDevices makes the zloop fixture once, through hack/zloop-zoned.sh, with its zone files in the guest's
+// /tmp (tmpfs, hence buffered I/O); it skips, with the reason, where the kernel has no zloop.
+func zloopDevices(t *testing.T) {
+	t.Helper()
+	inGuest(t)
+	requireZloop(t)
+	zloopOnce.Do(func() {
+		for _, d := range zloopFixture {
+			args := append([]string{"create"}, strings.Fields(d.args)...)
+			args = append(args, "--base-dir", "/tmp/zloop-fixture", "--buffered-io")
+			out, errOut, code := zloopScript(args...)
+			if code != 0 || strings.TrimSpace(out) != "/dev/"+d.name {
+				zloopErr = fmt.Errorf("zloop-zoned.sh %s: exit %d, stdout %q\n%s", strings.Join(args, " "), code, out, errOut)
+				return
+			}
+		}
+	})
+	if zloopErr != nil {
+		t.Fatal(zloopErr)
+	}
 }
 
 // TestZloopScript: hack/zloop-zoned.sh makes a zoned device out of zone files, data written to it stays in
