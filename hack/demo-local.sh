@@ -105,7 +105,9 @@ bench() { # bench TARGET PHASE [flags...]
 
 declare -A port pid engine dir device
 engines=()
-next_port=33061
+# Below Linux's ephemeral range (32768-60999 by default): a port in it can be the local end of a client's
+# connection to another server by the time a server binds it ("Address already in use", seen in the QEMU tier).
+next_port=23061
 for spec in ${DEMO_TARGETS:-rocksdb=rocksdb innodb=innodb}; do
   [[ "$spec" =~ ^([a-z][-a-z0-9]*)=(rocksdb|innodb)(@([^@]+))?(@([a-z][a-z0-9]*(\+[a-z][a-z0-9]*)?))?$ ]] ||
     die "DEMO_TARGETS: '$spec' is not NAME=ENGINE[@DIR[@DEVICE]] (ENGINE rocksdb or innodb)"
