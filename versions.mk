@@ -86,7 +86,8 @@ ZLOOP_BUILD_SUITE := trixie
 # debootstrap --variant=minbase chroot of this suite in the cache, with xfsprogs at this version (checked
 # on 2026-11-27: 7.2.0-1 in sid and forky); the guest runs it chrooted over the host's userland
 # (run.sh --userland). Sid keeps only its newest build: when apt no longer offers this one, the script
-# says which it offers.
+# says which it offers. The MySQL images carry the same mkfs.xfs as mkfs.xfs-zoned (images/zoned-xfsprogs.sh,
+# build arguments ZONED_XFS_SUITE and ZONED_XFSPROGS_VERSION from hack/images/build.sh).
 XFS_USERLAND_SUITE := sid
 XFS_USERLAND_XFSPROGS_VERSION := 7.2.0-1
 

@@ -49,7 +49,9 @@ trap 'rm -rf "$ctx"' EXIT
 cp -r images "$ctx/"
 
 read -r -a extra <<<"${DOCKER_BUILD_ARGS:-}"
-common=(--build-arg "BASE_IMAGE=$BASE_IMAGE" --build-arg "GO_BINARIES=$GO_BINARIES_IMAGE")
+common=(--build-arg "BASE_IMAGE=$BASE_IMAGE" --build-arg "GO_BINARIES=$GO_BINARIES_IMAGE"
+  --build-arg "ZONED_XFS_SUITE=$(images_pin XFS_USERLAND_SUITE)"
+  --build-arg "ZONED_XFSPROGS_VERSION=$(images_pin XFS_USERLAND_XFSPROGS_VERSION)")
 
 prepared=0
 prepare() {

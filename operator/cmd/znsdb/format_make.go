@@ -21,6 +21,9 @@ func (f formatFlags) makeLabelled(ctx context.Context, b fsformat.Labelled, toke
 	var err error
 	if b.ZonedMode {
 		cmd, err = zonedfs.ZonedXFSMkfsCommand(f.devPath(), f.metaPath(), token, force)
+		if err == nil {
+			cmd[0] = zonedMkfsXFS(d)
+		}
 	} else {
 		cmd, err = zonedfs.MkfsCommand(b.FS, f.devPath(), token, force)
 	}

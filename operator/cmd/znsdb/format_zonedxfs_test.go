@@ -78,9 +78,9 @@ type xfsMachine struct {
 func (m *xfsMachine) Run(_ context.Context, name string, args ...string) (string, string, error) {
 	m.calls = append(m.calls, strings.Join(append([]string{name}, args...), " "))
 	switch {
-	case name == "mkfs.xfs" && len(args) == 1 && args[0] == "-V":
+	case strings.HasPrefix(name, "mkfs.xfs") && len(args) == 1 && args[0] == "-V":
 		return m.version, "", nil
-	case name == "mkfs.xfs":
+	case strings.HasPrefix(name, "mkfs.xfs"):
 		label := args[2] // mkfs.xfs -K -L <label> ...
 		m.found[m.madeOn] = strings.Replace(m.madeProbe, "UUID=", "LABEL="+label+"\nUUID=", 1)
 		return "", "", nil
@@ -96,7 +96,7 @@ func (m *xfsMachine) Run(_ context.Context, name string, args ...string) (string
 func (m *xfsMachine) mkfs() []string {
 	var out []string
 	for _, c := range m.calls {
-		if strings.HasPrefix(c, "mkfs.xfs") && c != "mkfs.xfs -V" {
+		if strings.HasPrefix(c, "mkfs.xfs") && !strings.HasSuffix(c, " -V") {
 			out = append(out, c)
 		}
 	}
@@ -276,5 +276,25 @@ func TestPreflightZonedXFSVersions(t *testing.T) {
 		"--sys-block", sysBlock, "--sysfs-only", "--filesystem", "xfs", "--zoned", "--metadata-device", "nvme0n1")
 	if ok.code != exitOK || len(ok.report.Problems) != 0 {
 		t.Errorf("a fit pair: exit %d, problems %+v", ok.code, ok.report.Problems)
+	}
+}
+
+// The project's images carry a newer mkfs.xfs as mkfs.xfs-zoned beside the distribution's (which makes the
+// conventional XFS that older kernels mount): zoned XFS asks that one for its version and makes the file system
+// with it.
+func TestZonedXFSUsesTheImagesNewerMkfs(t *testing.T) {
+	devs, m := pairedZNS(t)
+	look := func(name string) (string, error) {
+		if name == zonedfs.ZonedMkfsXFS {
+			return "/usr/local/sbin/" + name, nil
+		}
+		return "", errors.New("not found")
+	}
+	res := runZnsdbOn(t, deps{runner: m, devices: devs, kernelRelease: newKernel, lookPath: look}, pairedArgs()...)
+	if res.code != exitOK {
+		t.Fatalf("exit %d: %s", res.code, res.stderr)
+	}
+	if m.calls[0] != "mkfs.xfs-zoned -V" || len(m.mkfs()) != 1 || !strings.HasPrefix(m.mkfs()[0], "mkfs.xfs-zoned -K ") {
+		t.Errorf("commands %q: want mkfs.xfs-zoned for the version and the format", m.calls)
 	}
 }

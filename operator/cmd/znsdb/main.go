@@ -74,8 +74,9 @@ type deps struct {
 	annotate Annotator
 	// askFSURI defaults to asking mysqld over the MySQL protocol.
 	askFSURI fsURIAsker
-	// kernelRelease defaults to reading the node's uname -r.
+	// kernelRelease defaults to reading the node's uname -r, lookPath to exec.LookPath.
 	kernelRelease func() (string, error)
+	lookPath      func(string) (string, error)
 }
 
 func (d deps) clock() time.Time {

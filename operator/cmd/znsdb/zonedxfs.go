@@ -59,6 +59,19 @@ func (f *deviceFlags) judgeZoned(fs zonedfs.Filesystem, d zbd.Device, convention
 	return zonedfs.Judge(fs, d, conventional)
 }
 
+// zonedMkfsXFS is the mkfs.xfs that makes zoned XFS: the project's images carry a newer one as mkfs.xfs-zoned
+// (images/zoned-xfsprogs.sh) beside the distribution's, which makes conventional XFS; elsewhere, mkfs.xfs.
+func zonedMkfsXFS(d deps) string {
+	look := d.lookPath
+	if look == nil {
+		look = exec.LookPath
+	}
+	if _, err := look(zonedfs.ZonedMkfsXFS); err == nil {
+		return zonedfs.ZonedMkfsXFS
+	}
+	return "mkfs.xfs"
+}
+
 // zonedXFSSupport refuses zoned XFS where the node's kernel or the image's xfsprogs is too old, naming both.
 func zonedXFSSupport(ctx context.Context, d deps) []zbd.Problem {
 	release, err := d.release()
@@ -66,6 +79,7 @@ func zonedXFSSupport(ctx context.Context, d deps) []zbd.Problem {
 		release = fmt.Sprintf("unknown (%v)", err)
 	}
 	cmd := zonedfs.XFSProgsVersionCommand()
+	cmd[0] = zonedMkfsXFS(d)
 	out, stderr, err := d.runner.Run(ctx, cmd[0], cmd[1:]...)
 	switch {
 	case errors.Is(err, exec.ErrNotFound):

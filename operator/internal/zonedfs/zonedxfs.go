@@ -25,6 +25,10 @@ const (
 // ZonedXFSMinVersion is the first kernel and the first xfsprogs release that know zoned XFS.
 var ZonedXFSMinVersion = Version{6, 15}
 
+// ZonedMkfsXFS is the name the project's images give a mkfs.xfs new enough for zoned XFS, beside the
+// distribution's own (bookworm's 6.1, which makes the conventional XFS older kernels mount).
+const ZonedMkfsXFS = "mkfs.xfs-zoned"
+
 // XFSMinDataBytes is the smallest data section mkfs.xfs makes: on 256 MiB of conventional zones it said
 // "Filesystem must be larger than 300MiB." (c-mkfs-small-conventional.txt).
 const XFSMinDataBytes = 300 << 20
