@@ -75,7 +75,7 @@ func requireZloop(t *testing.T) {
 		t.Errorf("zloop-zoned.sh check on %s: 'older than 6.15' said %v, want %v:\n%s", rel, !old, old, errOut)
 	}
 	if old {
-		t.Skipf(kernelSkip+"zloop needs Linux >= 6.15; this guest runs %s (ZNS_QEMU_KERNEL=current boots a newer one)", rel)
+		t.Skipf(kernelSkip+"zloop needs Linux >= 6.15; this guest runs %s (ZNS_QEMU_KERNEL=6.1: the default, current kernel is newer)", rel)
 	}
 	t.Skipf(kernelSkip+"zloop: kernel %s is built without CONFIG_BLK_DEV_ZONED_LOOP (Debian's kernels are)", rel)
 }
