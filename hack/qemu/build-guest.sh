@@ -28,10 +28,11 @@
 # other failure.
 #
 # Environment:
-#   ZNS_QEMU_KERNEL       which pinned kernel (versions.mk): 6.1 (the default: bookworm's
-#                         QEMU_GUEST_KERNEL_*) or current (QEMU_GUEST_KERNEL_CURRENT_*, Debian's
-#                         newest packaged kernel from a newer suite, fetched through a private apt
-#                         configuration in the cache: <cache>/qemu/apt/<suite>/)
+#   ZNS_QEMU_KERNEL       which pinned kernel (versions.mk): current (the default:
+#                         QEMU_GUEST_KERNEL_CURRENT_*, Debian's newest packaged kernel, from a newer
+#                         suite than the host's, fetched through a private apt configuration in the
+#                         cache: <cache>/qemu/apt/<suite>/) or 6.1 (bookworm's QEMU_GUEST_KERNEL_*,
+#                         the smaller opt-in tier of the oldest supported kernel)
 #   ZNS_CACHE_DIR         cache root (see above)
 #   ZNS_QEMU_REBUILD=1    rebuild even if the cached guest is current
 set -euo pipefail
@@ -54,13 +55,13 @@ elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1fs", b - a }'; }
 script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 
 # KSUITE is empty for a kernel the host's own apt sources offer (bookworm's 6.1)
-case ${ZNS_QEMU_KERNEL:-6.1} in
-  6.1) KPKG=$(read_pin QEMU_GUEST_KERNEL_PACKAGE) KVER=$(read_pin QEMU_GUEST_KERNEL_VERSION) KSUITE="" ;;
+case ${ZNS_QEMU_KERNEL:-current} in
   current)
     KPKG=$(read_pin QEMU_GUEST_KERNEL_CURRENT_PACKAGE) KVER=$(read_pin QEMU_GUEST_KERNEL_CURRENT_VERSION)
     KSUITE=$(read_pin QEMU_GUEST_KERNEL_CURRENT_SUITE)
     ;;
-  *) die "ZNS_QEMU_KERNEL='${ZNS_QEMU_KERNEL}': say 6.1 (the default) or current (versions.mk's QEMU_GUEST_KERNEL_CURRENT_*)" ;;
+  6.1) KPKG=$(read_pin QEMU_GUEST_KERNEL_PACKAGE) KVER=$(read_pin QEMU_GUEST_KERNEL_VERSION) KSUITE="" ;;
+  *) die "ZNS_QEMU_KERNEL='${ZNS_QEMU_KERNEL}': say current (the default, versions.mk's QEMU_GUEST_KERNEL_CURRENT_*) or 6.1 (QEMU_GUEST_KERNEL_*)" ;;
 esac
 [[ "$KPKG" =~ ^linux-image-([0-9][^[:space:]]*)$ ]] || die "QEMU_GUEST_KERNEL_PACKAGE '${KPKG}' is not linux-image-<release>"
 KREL=${BASH_REMATCH[1]}

@@ -44,10 +44,10 @@
 #   --timeout SECONDS  kill QEMU after this long (default 300); exit 124
 #   --console FILE     save the guest's console (kernel messages) to FILE
 #   --guest-dir DIR    use this built guest instead of running build-guest.sh
-#   --kernel 6.1|current
+#   --kernel current|6.1
 #                      which pinned guest kernel build-guest.sh builds (ZNS_QEMU_KERNEL;
-#                      default 6.1): current is Debian's newest packaged kernel
-#                      (versions.mk's QEMU_GUEST_KERNEL_CURRENT_*)
+#                      default current: Debian's newest packaged kernel, versions.mk's
+#                      QEMU_GUEST_KERNEL_CURRENT_*; 6.1 is bookworm's, the opt-in tier)
 #   --append PARAMS    extra kernel command-line parameters
 #   --hostfwd HOSTPORT:GUESTPORT
 #                      give the guest a network interface (QEMU user networking,
@@ -110,7 +110,7 @@ while (($#)); do
     --console) console_out=${2:?}; shift 2 ;;
     --guest-dir) guest_dir=${2:?}; shift 2 ;;
     --kernel)
-      [[ "${2:-}" == 6.1 || "${2:-}" == current ]] || die "--kernel takes 6.1 or current"
+      [[ "${2:-}" == current || "${2:-}" == 6.1 ]] || die "--kernel takes current or 6.1"
       export ZNS_QEMU_KERNEL=$2; shift 2 ;;
     --append) append=${2?}; shift 2 ;;
     --hostfwd)
@@ -352,21 +352,39 @@ if ((n_nvme > 0)); then
   # no zone open/active limits and, on 6.1, no I/O statistics; the real disk is the hidden path device
   # nvme<N>c<N>n1. Without multipath the namespace is a plain disk, as a single-ported drive's is.
   modprobe nvme_core multipath=N || fail "cannot load nvme_core with multipath=N"
-  # Each controller in its own subsystem: the kernel names a namespace nvme<N>n<NSID> with N the controller's
+  # Each controller in its own subsystem: the kernel names a namespace nvme<N>n<I> with N the controller's
   # instance, given as the driver probes them. nvme probes asynchronously, so with autoprobe the instances can
   # come out of order (seen on 7.3 with two controllers: the conventional namespace became nvme0n1). Binding
   # one controller at a time, in PCI order (QEMU's, the order of the options), makes N that order.
+  # I is the namespace's instance in its subsystem, given in the order the namespaces are found: 6.1 scans them
+  # one after the other (I is the NSID), 7.3 all at once, so that a controller's NSID 2 can become nvme0n1 (7 of
+  # 20 binds under TCG). A controller whose nvme<N>n<I> is not NSID I is unbound and bound again.
   echo 0 >/sys/bus/pci/drivers_autoprobe || fail "cannot turn off PCI autoprobe"
   modprobe nvme || fail "cannot load nvme"
+  c=0
   for d in /sys/bus/pci/devices/*; do
     read -r class <"$d/class" && [[ "$class" == 0x010802 ]] || continue
-    echo "${d##*/}" >/sys/bus/pci/drivers/nvme/bind || fail "cannot bind the NVMe controller ${d##*/} to nvme"
+    names=()
+    for n in $nvme_names; do [[ "$n" == "nvme${c}n"* ]] && names+=("$n"); done
+    for ((try = 1; ; try++)); do
+      echo "${d##*/}" >/sys/bus/pci/drivers/nvme/bind || fail "cannot bind the NVMe controller ${d##*/} to nvme"
+      in_order=1
+      for n in "${names[@]}"; do
+        for ((w = 0; w < 200; w++)); do [[ -e /sys/block/$n && -e /dev/$n ]] && break; sleep 0.05; done
+        [[ -e /dev/$n ]] || fail "$n did not appear"
+      done
+      for n in "${names[@]}"; do
+        read -r nsid <"/sys/block/$n/nsid" || fail "$n has no nsid in sysfs"
+        [[ "$nsid" == "${n##*n}" ]] || in_order=0
+      done
+      ((in_order)) && break
+      ((try < 20)) || fail "the namespaces of the NVMe controller nvme$c came up out of NSID order in 20 binds"
+      echo "nvme$c: its namespaces came up out of NSID order: binding it again" >>"$ctl/setup.log"
+      echo "${d##*/}" >/sys/bus/pci/drivers/nvme/unbind || fail "cannot unbind the NVMe controller ${d##*/}"
+    done
+    c=$((c + 1))
   done
   echo 1 >/sys/bus/pci/drivers_autoprobe || fail "cannot turn PCI autoprobe back on"
-  for n in $nvme_names; do
-    for ((w = 0; w < 200; w++)); do [[ -e /sys/block/$n && -e /dev/$n ]] && break; sleep 0.05; done
-    [[ -e /dev/$n ]] || fail "$n did not appear"
-  done
   # the serial is read with the controller's identify data, which is there once its namespaces are
   c=0
   for want in $nvme_serials; do

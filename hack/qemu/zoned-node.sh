@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # hack/qemu/zoned-node.sh: a Kubernetes node whose kernel has zoned block devices, for machines whose own
-# kernel has none (a kind node shares the host's kernel). The QEMU guest (hack/qemu/run.sh --userland: the
-# Debian kernel with null_blk zoned and NVMe ZNS, the host's root read-only over 9p) runs a whole single-node
-# cluster from what the project already builds: etcd and the control plane, kubelet and kube-proxy
+# kernel has none (a kind node shares the host's kernel). The QEMU guest (hack/qemu/run.sh --userland: a
+# Debian kernel with null_blk zoned and NVMe ZNS, by default versions.mk's current one, 7.3 from
+# trixie-backports, or bookworm's 6.1 with ZNS_QEMU_KERNEL=6.1; the host's root read-only over 9p) runs a
+# whole single-node cluster from what the project already builds: etcd and the control plane, kubelet and kube-proxy
 # (hack/kubernetes.sh), containerd, runc, the CNI plugins, CoreDNS and pause (the offline kind node image's
 # parts). No registry: the images are imported from a `docker save` over 9p on the first boot of a set of
 # images, and kept on a disk image that later boots mount copy-on-write. docs/zoned-node.md has the why and
@@ -27,7 +28,8 @@
 # ZNS_NODE_MEM (MiB, default 8192); ZNS_NODE_BOOT_TIMEOUT (seconds until Ready with the images, default 2700);
 # ZNS_NODE_IMAGE_DISK=0 imports the images on every boot instead of keeping them on a disk image
 # ($ZNS_CACHE_DIR/zoned-node-images/, sparse, one at a time); ZNS_CACHE_DIR;
-# ZNS_NODE_OWNER (a PID) and ZNS_NODE_OWNER_WHAT: the run that uses the node (make test, make demo).
+# ZNS_NODE_OWNER (a PID) and ZNS_NODE_OWNER_WHAT: the run that uses the node (make test, make demo);
+# ZNS_QEMU_KERNEL (current, the default, or 6.1): the guest kernel (hack/qemu/build-guest.sh).
 # There is one node per machine: while its owner is alive, up and down from another owner refuse, saying whose
 # it is (a second make test on the same machine once stopped the first one's node in the middle of its tests);
 # without ZNS_NODE_OWNER, down stops it whoever uses it.
@@ -261,7 +263,7 @@ boot() {
   local acc=$1 port=$2 assets=$3 parts=$4 guest_dir=$5 cpus=2 mem=${ZNS_NODE_MEM:-8192} disk=()
   [[ -s "$state/disk" ]] && disk=(--disk "$(cat "$state/disk")")
   printf '%s\n' "$acc" >"$state/accel"
-  log "booting the node (QEMU, ${acc}, ${cpus} CPUs, ${mem} MiB; API server forwarded to 127.0.0.1:${port}; guest output: ${state}/guest.log)"
+  log "booting the node (QEMU, ${acc}, ${cpus} CPUs, ${mem} MiB, kernel $(cat "$guest_dir/kernel-release" 2>/dev/null); API server forwarded to 127.0.0.1:${port}; guest output: ${state}/guest.log)"
   # its own process group (setsid), so that down stops QEMU and run.sh together
   ZNS_QEMU_VERBOSE=1 setsid hack/qemu/run.sh --userland --accel "$acc" --guest-dir "$guest_dir" --share "$share" \
     --smp "$cpus" --mem "$mem" --timeout $((24 * 3600)) --hostfwd "${port}:6443" \

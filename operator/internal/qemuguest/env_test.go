@@ -18,5 +18,6 @@ const (
 const sharedNamespaceSpec = "controller=previous,zone_size=16M,zone_capacity=16M,size=1G"
 
 // kernelSkip starts the reason of an in-guest skip that the guest's kernel causes (a feature it lacks, such
-// as zloop on 6.1): TestGuestSuite reports such a skip as a skip, any other in-guest skip as a failure.
+// as zloop on Debian's kernels without ZLOOP_MODULE): TestGuestSuite reports such a skip as a skip, any
+// other in-guest skip as a failure.
 const kernelSkip = "guest kernel lacks it: "

@@ -239,7 +239,7 @@ func mirror(t *testing.T, goBin, out string) (failed bool) {
 		case "skip":
 			// every in-guest test can run there: a skip means the guest
 			// lacks what it promises (e.g. ZNS_QEMU_GUEST was not set),
-			// unless it says the guest's kernel lacks a feature (zloop on 6.1)
+			// unless it says the guest's kernel lacks a feature (zloop without ZLOOP_MODULE)
 			if strings.Contains(text, kernelSkip) {
 				t.Skip("skipped in the guest:\n" + text)
 			}

@@ -31,7 +31,7 @@ func zloopUnavailable(t *testing.T, guestDir string) string {
 	major, _ := strconv.Atoi(m[1])
 	minor, _ := strconv.Atoi(m[2])
 	if major < 6 || (major == 6 && minor < 15) {
-		return "zloop needs Linux >= 6.15; the guest runs " + rel + " (ZNS_QEMU_KERNEL=current boots a newer one)"
+		return "zloop needs Linux >= 6.15; the guest runs " + rel + " (ZNS_QEMU_KERNEL=6.1: the default, current kernel is newer)"
 	}
 	if os.Getenv("ZLOOP_MODULE") != "" {
 		return ""

@@ -77,7 +77,7 @@ func requireZloop(t *testing.T) {
 		t.Errorf("zloop-zoned.sh check on %s: 'older than 6.15' said %v, want %v:\n%s", rel, !old, old, errOut)
 	}
 	if old {
-		t.Skipf(kernelSkip+"zloop needs Linux >= 6.15; this guest runs %s (ZNS_QEMU_KERNEL=current boots a newer one)", rel)
+		t.Skipf(kernelSkip+"zloop needs Linux >= 6.15; this guest runs %s (ZNS_QEMU_KERNEL=6.1: the default, current kernel is newer)", rel)
 	}
 	if why := os.Getenv(envZloopModuleError); why != "" {
 		t.Skipf(kernelSkip+"zloop: kernel %s is built without CONFIG_BLK_DEV_ZONED_LOOP, and zloop.ko could not be built: %s", rel, why)
