@@ -120,9 +120,13 @@ prepare() {
   assets=$(heartbeat "Kubernetes binaries" "hack/kubernetes.sh node; 8-12 min the first time" hack/kubernetes.sh node) ||
     die "building the Kubernetes binaries failed (above); a rerun resumes from the Go build cache"
   parts=$cache_root/kind/parts
-  if ! compgen -G "$parts/containerd-v*/containerd" >/dev/null || ! compgen -G "$parts/coredns-v*/coredns" >/dev/null; then
-    heartbeat "node parts" "hack/kind/build-node-image.sh builds containerd, runc, CNI, CoreDNS" hack/kind/build-node-image.sh >/dev/null ||
-      die "building the node's parts failed (above); hack/kind/build-node-image.sh alone shows it again"
+  if ! compgen -G "$parts/containerd-v*/containerd" >/dev/null || ! compgen -G "$parts/coredns-v*/coredns" >/dev/null ||
+    ! compgen -G "$parts/kubernetes-*/pause" >/dev/null; then
+    # ZNS_KIND_REBUILD=1: the kind node image can be in Docker while this cache lacks its parts (another cache
+    # directory built it, or this one was emptied), and its fast path would then build none of them.
+    heartbeat "node parts" "hack/kind/build-node-image.sh builds containerd, runc, CNI, CoreDNS, pause" \
+      env ZNS_KIND_REBUILD=1 hack/kind/build-node-image.sh >/dev/null ||
+      die "building the node's parts failed (above); ZNS_KIND_REBUILD=1 hack/kind/build-node-image.sh alone shows it again"
   fi
   mkdir -p "$share"
   tag=$(hack/kind/load-images.sh --save "$state/images.tar" bench mariadb operator) ||
