@@ -17,8 +17,7 @@
 #   hack/qemu/zoned-node.sh kubectl ARGS...   kubectl on the node's cluster
 #
 # The node is named zns-guest. Its devices: nullb0 (zoned, 32 zones of 64 MiB), nullb1 (zoned, 16 MiB zones
-# with 16 conventional zones: f2fs needs them), nullb2 (conventional), nullb3 (zoned, 64 MiB zones, the first 8
-# conventional: zoned XFS's data section), all memory-backed, 2 GiB each; nvme0n1
+# with 16 conventional zones: f2fs needs them), nullb2 (conventional), all memory-backed, 2 GiB each; nvme0n1
 # (emulated NVMe ZNS, 40 zones of 64 MiB, 14 open/active), nvme0n2 (a second ZNS namespace of nvme0n1's
 # controller, 64 zones of 16 MiB: two devices of one drive) and nvme1n1 (emulated conventional NVMe, 1 GiB, its
 # controller with the OCP SMART extended log: needs QEMU >= 9, versions.mk's QEMU_VERSION). Device nodes are
@@ -274,7 +273,6 @@ boot() {
     --nullblk '--first 0 --count 1 --size 2048 --zone-size 64 --memory-backed' \
     --nullblk '--first 1 --count 1 --size 2048 --zone-size 16 --conv-zones 16 --memory-backed' \
     --nullblk '--first 2 --count 1 --size 2048 --conventional --memory-backed' \
-    --nullblk '--first 3 --count 1 --size 2048 --zone-size 64 --conv-zones 8 --memory-backed' \
     --zns default --zns 'controller=previous,zone_size=16M,zone_capacity=16M,size=1G' --nvme default "${disk[@]}" \
     -- bash "$share/node.sh" "$assets" "$parts" "$share" </dev/null >"$state/guest.log" 2>&1 &
   printf '%s\n' "$!" >"$state/pid"

@@ -33,8 +33,7 @@ var timeScale = func() time.Duration {
 }()
 
 // zonedNode is the node with the devices hack/qemu/zoned-node.sh makes: nullb0 (zoned, 64 MiB zones), nullb1
-// (zoned with conventional zones, for f2fs), nullb3 (zoned, 512 MiB of conventional zones, for zoned XFS),
-// nvme0n1 (emulated NVMe ZNS), nvme1n1 (emulated conventional NVMe
+// (zoned with conventional zones, for f2fs), nvme0n1 (emulated NVMe ZNS), nvme1n1 (emulated conventional NVMe
 // with the OCP SMART log), and nullb2 (conventional, offered as a local PersistentVolume of StorageClass
 // zns-guest-local).
 func zonedNode(t *testing.T) string {
@@ -79,12 +78,10 @@ func TestZonedFilesystemFlow(t *testing.T) {
 	btrfs := zonedFSDB(ns, "zbtrfs", node, "nullb0", v1alpha1.FilesystemBtrfs, v1alpha1.EngineInnoDB)
 	f2fs := zonedFSDB(ns, "zf2fs", node, "nullb1", v1alpha1.FilesystemF2FS, v1alpha1.EngineInnoDB)
 	nvme := zonedFSDB(ns, "nvme", node, "nvme0n1", v1alpha1.FilesystemBtrfs, v1alpha1.EngineInnoDB)
-	// zoned XFS: the node's kernel and the image's mkfs.xfs-zoned must both be 6.15 or later
-	zxfs := zonedFSDB(ns, "zxfs", node, "nullb3", v1alpha1.FilesystemZonedXFS, v1alpha1.EngineInnoDB)
 	conv := conventionalDB(ns, "conv", v1alpha1.EngineInnoDB)
 	conv.Spec.Storage.Volume.StorageClassName = ptr.To(class)
 	convdev := preconditionedDeviceDB(ns, "convdev", node, "nvme1n1")
-	dbs := []*v1alpha1.ZNSDatabase{btrfs, f2fs, nvme, zxfs, conv, convdev}
+	dbs := []*v1alpha1.ZNSDatabase{btrfs, f2fs, nvme, conv, convdev}
 	start := time.Now()
 	for _, db := range dbs {
 		if err := k8s.Create(ctx, db); err != nil {
@@ -94,9 +91,9 @@ func TestZonedFilesystemFlow(t *testing.T) {
 	for _, db := range dbs {
 		waitAvailableWithin(t, db, zonedAvailableTimeout)
 	}
-	t.Logf("ZONED-NODE six databases Available %s after the apply", time.Since(start).Round(time.Second))
+	t.Logf("ZONED-NODE five databases Available %s after the apply", time.Since(start).Round(time.Second))
 	checkPreconditioned(t, convdev, node)
-	for _, db := range []*v1alpha1.ZNSDatabase{btrfs, f2fs, nvme, zxfs} {
+	for _, db := range []*v1alpha1.ZNSDatabase{btrfs, f2fs, nvme} {
 		cur := &v1alpha1.ZNSDatabase{}
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(db), cur); err != nil {
 			t.Fatal(err)
@@ -183,7 +180,7 @@ func TestZonedFilesystemFlow(t *testing.T) {
 	// drives' counters and the FTL model, and the write-only phase on the conventional targets first.
 	steady := v1alpha1.SteadyStateSpec{RoundSeconds: 10, MaxRounds: 3, Window: 2}
 	b := &v1alpha1.Benchmark{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "zoned-vs-conv"}, Spec: v1alpha1.BenchmarkSpec{
-		Targets:  []v1alpha1.BenchmarkTarget{{Name: "zbtrfs"}, {Name: "nvme"}, {Name: "zxfs"}, {Name: "conv"}, {Name: "convdev"}},
+		Targets:  []v1alpha1.BenchmarkTarget{{Name: "zbtrfs"}, {Name: "nvme"}, {Name: "conv"}, {Name: "convdev"}},
 		Baseline: "convdev", Workload: "oltp_update_index", Tables: 1, TableSize: 2000, Threads: 2,
 		DurationSeconds: 20, ReportIntervalSeconds: 2, Iterations: 1,
 		// Under QEMU's emulation the four run pods, each with the drive sidecar, started up to 144 s after their
@@ -211,16 +208,16 @@ func TestZonedFilesystemFlow(t *testing.T) {
 		if tps <= 0 || bpt <= 0 {
 			t.Errorf("target %s: tps %q, device bytes per transaction %q: want both positive", ts.Name, r.TPS, r.BytesPerTransaction)
 		}
-		if want := map[string]string{"zbtrfs": "btrfs", "nvme": "btrfs", "zxfs": "xfs", "convdev": "ext4"}[ts.Name]; ts.Filesystem != want {
+		if want := map[string]string{"zbtrfs": "btrfs", "nvme": "btrfs", "convdev": "ext4"}[ts.Name]; ts.Filesystem != want {
 			t.Errorf("target %s: status filesystem %q, want %q (the table names the stack by it)", ts.Name, ts.Filesystem, want)
 		}
-		zoned := ts.Name == "zbtrfs" || ts.Name == "nvme" || ts.Name == "zxfs"
+		zoned := ts.Name == "zbtrfs" || ts.Name == "nvme"
 		if g := ts.Zones; zoned != (g != nil) || g != nil && (g.Count == 0 || g.Size == nil || g.Capacity == nil) {
 			t.Errorf("target %s: zone geometry %+v (want one from the device for a zoned target, none otherwise)", ts.Name, g)
 		}
 		// Each device here is a drive of its own (nvme0n1 and nvme1n1 are two emulated controllers); the volume's
 		// drive is known when its PersistentVolume is a local device (nullb2).
-		if want := map[string]string{"zbtrfs": node + "/nullb0", "nvme": node + "/nvme0", "zxfs": node + "/nullb3", "convdev": node + "/nvme1"}[ts.Name]; want != "" &&
+		if want := map[string]string{"zbtrfs": node + "/nullb0", "nvme": node + "/nvme0", "convdev": node + "/nvme1"}[ts.Name]; want != "" &&
 			(ts.Drive != want || len(ts.SharesDriveWith) != 0) {
 			t.Errorf("target %s: drive %q shared with %v, want %q alone", ts.Name, ts.Drive, ts.SharesDriveWith, want)
 		}
@@ -345,9 +342,9 @@ func checkDriveFigures(t *testing.T, ts v1alpha1.TargetStatus) {
 		if c := d.Counters; c == nil || c.HostWrittenBytes == "" || c.MediaWrittenBytes != "" || c.MediaUnavailable == "" {
 			t.Errorf("nvme counters %+v: want SMART's host bytes and a reason for the missing media bytes", c)
 		}
-	case "zbtrfs", "zxfs":
+	case "zbtrfs":
 		if d.Counters != nil || !strings.Contains(d.CountersUnavailable, "not an NVMe device") {
-			t.Errorf("%s counters %+v, reason %q", ts.Name, d.Counters, d.CountersUnavailable)
+			t.Errorf("zbtrfs counters %+v, reason %q", d.Counters, d.CountersUnavailable)
 		}
 	case "conv":
 		if d.Counters != nil || d.CountersUnavailable == "" {
