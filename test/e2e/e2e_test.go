@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -232,16 +233,22 @@ func sqlJob(t *testing.T, db *v1alpha1.ZNSDatabase, sql string) string {
 		}
 		return fmt.Errorf("succeeded %d failed %d", job.Status.Succeeded, job.Status.Failed)
 	})
-	return jobLogs(job)
+	// the succeeded pod's output alone: an earlier attempt that failed (the client refused while the
+	// Service's endpoint was not ready yet, under emulation) would put its error before the answer
+	return jobLogs(job, corev1.PodSucceeded)
 }
 
-func jobLogs(job *batchv1.Job) string {
+// jobLogs: the logs of the Job's pods, of those in the given phases when any are given.
+func jobLogs(job *batchv1.Job, phases ...corev1.PodPhase) string {
 	pods, err := clientset.CoreV1().Pods(job.Namespace).List(ctx, metav1.ListOptions{LabelSelector: "job-name=" + job.Name})
 	if err != nil || len(pods.Items) == 0 {
 		return fmt.Sprintf("(no pod: %v)", err)
 	}
 	var b bytes.Buffer
 	for _, p := range pods.Items {
+		if len(phases) > 0 && !slices.Contains(phases, p.Status.Phase) {
+			continue
+		}
 		raw, err := clientset.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{}).DoRaw(ctx)
 		if err != nil {
 			fmt.Fprintf(&b, "(%s: %v)", p.Name, err)
