@@ -49,7 +49,8 @@ HELM_VERSION := v3.22.0
 PERCONA_80_VERSION := 8.0.44-35
 PERCONA_84_VERSION := 8.4.11-11
 
-# QEMU test guest kernel (hack/qemu/build-guest.sh).
+# QEMU test guest kernel of the 6.1 tier (hack/qemu/build-guest.sh with ZNS_QEMU_KERNEL=6.1; `make qemu-6.1`,
+# opt-in, not in make test or CI; the default is the current kernel below).
 # Debian bookworm's kernel, fetched with `apt-get download` and unpacked with
 # `dpkg -x`, never installed on the host. 6.1.0-50 (6.1.176-1) is both the
 # current point release in bookworm/main and in bookworm-security, so it stays
@@ -61,8 +62,8 @@ PERCONA_84_VERSION := 8.4.11-11
 QEMU_GUEST_KERNEL_PACKAGE := linux-image-6.1.0-50-amd64
 QEMU_GUEST_KERNEL_VERSION := 6.1.176-1
 
-# The current-kernel tier of the QEMU guest, opt-in: ZNS_QEMU_KERNEL=current (hack/qemu/build-guest.sh;
-# the 6.1 pins above stay the default until this one has passed CI). Debian's newest packaged kernel,
+# The QEMU guest's default kernel (ZNS_QEMU_KERNEL unset or current; hack/qemu/build-guest.sh): the QEMU tier
+# and the zoned node (hack/qemu/zoned-node.sh) boot it. Debian's newest packaged kernel,
 # from trixie-backports, downloaded through a private apt configuration under the cache (the host's apt
 # sources are not touched). From 7.x Debian splits the kernel: linux-image-<release> depends on
 # linux-base-, linux-binary- and linux-modules-<release> of the same version, which build-guest.sh
@@ -97,7 +98,9 @@ XFS_USERLAND_XFSPROGS_VERSION := 7.2.0-1
 # tests (operator/internal/nvmelog, hack/qemu/run.sh --nvme) need what 7.2's NVMe model lacks: the OCP
 # datacenter SMART extended log (log C0h, the controller's ocp=on) and Flexible Data Placement (nvme-subsys
 # fdp=on, its statistics log 22h). 10.0.2 counts OCP Physical Media Units Written in bytes, as the OCP
-# specification says, and sets CMIC bit 1, for which run.sh loads nvme_core with multipath=N. Backports keep
+# specification says, and sets CMIC bit 1, for which run.sh loads nvme_core with multipath=N. The zoned
+# namespace (nvme-ns zoned=true) is in QEMU since 6.0 and needs nothing newer; the zoned node's conventional
+# namespace has ocp=on, so it needs 10.0 too. Both guest kernels, 7.3 and 6.1, run on 10.0.2. Backports keep
 # only the newest build of a package: when apt no longer offers this one, install-deps.sh says so and what it
 # offers; take the newest, check it with `make qemu`, and update this pin.
 QEMU_VERSION := 1:10.0.2+ds-2+deb13u1~bpo12+1
