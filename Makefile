@@ -65,7 +65,7 @@ lint: lint-shell ## shellcheck (lint-shell), then staticcheck (STATICCHECK_VERSI
 	go run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) $(GO_PACKAGES)
 	go run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) -tags zns_guest,zns_userland ./operator/internal/qemuguest/
 	go run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) -tags scale ./operator/internal/scale/
-	go run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) -tags capture ./operator/internal/controller/ ./operator/internal/steadystate/ ./operator/internal/sysbench/
+	go run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) -tags capture ./operator/internal/controller/ ./operator/internal/fio/ ./operator/internal/steadystate/ ./operator/internal/sysbench/ ./operator/internal/ycsb/
 
 # The shell scripts: every tracked *.sh, and every tracked file whose first line is a sh or bash shebang (.ci/run,
 # hack/qemu/init, ...), so that a new script is checked without being listed. .shellcheckrc holds the project-wide

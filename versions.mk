@@ -40,6 +40,13 @@ KUSTOMIZE_VERSION := v5.8.2
 # go 1.26.0 in its go.mod. Pinned only here so far.
 HELM_VERSION := v3.22.0
 
+# go-ycsb (github.com/pingcap/go-ycsb/cmd/go-ycsb), YCSB in Go: the bench image's load generator of the Benchmark tool
+# ycsb. v1.0.3 is the only tagged version on the module proxy (go list -m -versions, 2026-11-27). Its go.mod has a
+# replace directive (github.com/apache/thrift), so `go install MOD@VERSION` refuses it; hack/images/go-ycsb.sh
+# builds it as a main module from the module's own files (go mod download), static (CGO_ENABLED=0), into the Go
+# binaries image, and images/go-build.Dockerfile does the same inside a Go image.
+YCSB_VERSION := v1.0.3
+
 # Percona Server for MySQL, the product image (Dockerfile.percona-zenfs; hack/images/build.sh passes these as its
 # build arguments, whose defaults test/images checks against them). Releases as Percona numbers them, packages
 # percona-server-*=<release>-1.bookworm from repo.percona.com. 8.0 (ps-80 repository) is the only series with

@@ -16,8 +16,9 @@
 #      them (a fresh one each run), waited for until it completes; then the table.
 #   5. where this kernel has no zoned devices (a kind node shares it): the zoned part on a Kubernetes node in a
 #      QEMU guest whose kernel has them (hack/qemu/zoned-node.sh; KVM when usable, else TCG, which is slow):
-#      MyRocks and InnoDB on btrfs in zoned mode (null_blk zoned, emulated NVMe ZNS) against InnoDB on the
-#      node's conventional device, a short Benchmark and its table (with the device bytes per transaction);
+#      MyRocks and InnoDB on btrfs in zoned mode (null_blk zoned, emulated NVMe ZNS) and on zoned XFS (null_blk
+#      zoned with conventional zones) against InnoDB on the node's conventional device, a short Benchmark and
+#      its table (with the device bytes per transaction);
 #      then the node is stopped (DEMO_KEEP_ZONED_NODE=1 keeps it). ZenFS needs the Percona image, which
 #      needs repo.percona.com: without it this part uses btrfs, and says so.
 #
@@ -199,7 +200,8 @@ record "helm (built once, cached)" "$t0"
 install_chart() {
   "$helm" --kubeconfig "$kubeconfig" upgrade --install zns-mysql charts/zns-mysql \
     --namespace zns-mysql-system --create-namespace --wait --timeout "${chart_timeout:-5m}" \
-    --set image.tag="$tag" --set benchImage.tag="$tag" --set mariadbImage.tag="$tag" --set perconaImage.tag="$tag" --set percona84Image.tag="$tag" >&2
+    --set image.tag="$tag" --set benchImage.tag="$tag" --set mariadbImage.tag="$tag" --set perconaImage.tag="$tag" --set percona84Image.tag="$tag" \
+    ${probe_period:+--set databaseProbePeriodSeconds="$probe_period"} >&2
 }
 timed "helm upgrade --install" install_chart
 
@@ -327,7 +329,7 @@ if [[ -n "$zoned_why" && -z "$node_why" ]]; then
   eval "$(hack/qemu/zoned-node.sh env)"
   ((ZNS_E2E_TIME_SCALE == 1)) || note "the guest runs under TCG (emulation; zoned-node said why above), where this part takes about half an hour here"
   kind_kubeconfig=$kubeconfig kind_ns=$ns kind_bench=$bench
-  on=node chart_timeout=$((5 * ZNS_E2E_TIME_SCALE))m
+  on=node chart_timeout=$((5 * ZNS_E2E_TIME_SCALE))m probe_period=${ZNS_E2E_PROBE_PERIOD:-}
   kubeconfig=$ZNS_E2E_KUBECONFIG
   tag=$ZNS_E2E_TAG
   timed "helm upgrade --install (node)" install_chart
@@ -342,6 +344,14 @@ if [[ -n "$zoned_why" && -z "$node_why" ]]; then
   # comparison (the seeds set 144 MiB zones against 9 GiB ones), and tenants on one drive share its flash
   db innodb-small-zones innodb mariadb "InnoDB on btrfs in zoned mode, emulated NVMe ZNS nvme0n2 (16 MiB zones, nvme0n1's drive)" \
     "zonedDevice:" "  nodeName: zns-guest" "  deviceName: nvme0n2" "  filesystem: btrfs"
+  # zoned XFS (Linux and xfsprogs 6.15 or later): metadata and log on the device's conventional zones, data in
+  # the realtime section on its sequential zones, for InnoDB and MyRocks alike; mkfs.xfs needs CAP_SYS_ADMIN
+  DB_SPEC="format: {capSysAdmin: true}" \
+    db innodb-zxfs innodb mariadb "InnoDB on zoned XFS, null_blk zoned nullb3 (its first 8 zones conventional)" \
+    "zonedDevice:" "  nodeName: zns-guest" "  deviceName: nullb3" "  filesystem: xfs"
+  DB_SPEC="format: {capSysAdmin: true}" \
+    db myrocks-zxfs rocksdb mariadb "MyRocks on zoned XFS, null_blk zoned nullb4 (its first 8 zones conventional)" \
+    "zonedDevice:" "  nodeName: zns-guest" "  deviceName: nullb4" "  filesystem: xfs"
   # the baseline: a whole conventional NVMe namespace (with the OCP SMART log), written twice and then in random
   # rounds until its IOPS settle before its ext4 is made; the token confirms that this destroys what is on it
   DB_SPEC="format: {reformatToken: demo-${ns}}" \
@@ -356,7 +366,9 @@ if [[ -n "$zoned_why" && -z "$node_why" ]]; then
   seconds=${DEMO_NODE_SECONDS:-30} tables=1 table_size=${DEMO_NODE_TABLE_SIZE:-2000} threads=2
   # the drives' own counters and the FTL model at 7% and 28% over-provisioning, and the write-only phase on the
   # conventional baseline before the run (docs/write-amplification.md, docs/benchmark.md)
-  apply_benchmark innodb-baseline "startDelaySeconds: $((30 * ZNS_E2E_TIME_SCALE))" "targetTimeoutSeconds: $((600 * ZNS_E2E_TIME_SCALE))" \
+  # four run pods, each with the drive sidecar, under emulation: the e2e flow measured such pods starting up to
+  # 144 s after their Jobs, so the common start leaves them 90 s (x the time scale)
+  apply_benchmark innodb-baseline "startDelaySeconds: $((90 * ZNS_E2E_TIME_SCALE))" "targetTimeoutSeconds: $((600 * ZNS_E2E_TIME_SCALE))" \
     "drive: {counters: true, modelOverProvisioningPercent: [7, 28]}" \
     "steadyState: {roundSeconds: 10, maxRounds: 3, window: 2}"
   timed "Benchmark (node)" wait_benchmark

@@ -26,6 +26,9 @@
 #                            want of its setup fails instead
 #   GO_TEST_FLAGS (default -count=1), TEST_TIMEOUT (default 45m, per package), E2E_TIMEOUT (default 40m),
 #   ZONED_E2E_TIMEOUT (default 75m: stage 8 under emulation),
+#   ZNS_TEST_BUDGET_MIN      the whole run's time limit in minutes (.ci/run: CI's 90): stage 8's go test gets at
+#                            most what is left of it less 4 minutes, so that a stall ends in go test's report of
+#                            what was running, not in CI killing the run without a summary
 #   ZLOOP_MODULE             a zloop.ko for the QEMU guest's kernel, used instead of building one
 #   ZNS_CACHE_DIR
 set -euo pipefail
@@ -151,6 +154,12 @@ if ((qemu_rc == 0)) && [[ -z "${ZLOOP_MODULE:-}" ]]; then
 fi
 if ((docker_ok)); then
   bg_wait 5 images "hack/images/build.sh bench mariadb operator alone shows it again; the build logs are in ${cache_root}/images"
+  # the bench image's go-ycsb, which hack/images/go-ycsb.sh keeps in the cache: the loopback tier's YCSB test runs it
+  ycsb_bin="${cache_root}/tools/go-ycsb-$(read_pin YCSB_VERSION)-linux-$(go env GOARCH)/go-ycsb"
+  if [[ -z "${GO_YCSB:-}" && -x "$ycsb_bin" ]]; then
+    export GO_YCSB=$ycsb_bin
+    log "go-ycsb: ${GO_YCSB} (the bench image's): TestYCSBRealServer runs it"
+  fi
 else
   log "no usable Docker Engine: the images are not built; their tests and the e2e suite will skip and say so"
 fi
@@ -237,7 +246,8 @@ e2e_cluster() {
 }
 
 # The e2e tests that need the zoned node; stage 7 leaves them to stage 8.
-ZONED_E2E_TESTS=TestZonedFilesystemFlow
+# TestZonedFioBenchmark first: a fio Job on nvme0n2 while the node is otherwise idle (about 2 minutes)
+ZONED_E2E_TESTS='(TestZonedFioBenchmark|TestZonedFilesystemFlow)'
 # zoned_e2e: boot the zoned node, run the zoned e2e tests on it, stop it. Where it cannot run, the tests run
 # without it and report themselves skipped with what they need (with ZNS_REQUIRE_QEMU=1, it fails instead).
 zoned_e2e() {
@@ -262,7 +272,21 @@ zoned_e2e() {
     fail 8 "the zoned node did not come up (above; its log: ${cache_root}/zoned-node/guest.log); hack/qemu/zoned-node.sh up alone tries again, ZNS_E2E=0 make test skips it"
   (
     eval "$(hack/qemu/zoned-node.sh env)"
-    ZNS_HELM=$helm go test -json "${go_test_flags[@]}" -timeout "$ZONED_E2E_TIMEOUT" -run "^${ZONED_E2E_TESTS}\$" ./test/e2e/
+    timeout=$ZONED_E2E_TIMEOUT
+    if [[ -n "${ZNS_TEST_BUDGET_MIN:-}" ]]; then
+      left=$((ZNS_TEST_BUDGET_MIN * 60 - (SECONDS - T0) - 240))
+      ((left > 60)) || left=60
+      # ZONED_E2E_TIMEOUT in whole seconds, minutes or hours, as go test takes it
+      case $ZONED_E2E_TIMEOUT in
+        *h) want=$((${ZONED_E2E_TIMEOUT%h} * 3600)) ;;
+        *m) want=$((${ZONED_E2E_TIMEOUT%m} * 60)) ;;
+        *s) want=${ZONED_E2E_TIMEOUT%s} ;;
+        *) fail 8 "ZONED_E2E_TIMEOUT=${ZONED_E2E_TIMEOUT}: give whole seconds, minutes or hours (4500s, 75m, 2h)" ;;
+      esac
+      timeout="$((want < left ? want : left))s"
+      log "stage 8's tests get ${timeout} (ZONED_E2E_TIMEOUT ${ZONED_E2E_TIMEOUT}; ${ZNS_TEST_BUDGET_MIN} min budget, $(mmss $((SECONDS - T0))) gone)"
+    fi
+    ZNS_HELM=$helm go test -json "${go_test_flags[@]}" -timeout "$timeout" -run "^${ZONED_E2E_TESTS}\$" ./test/e2e/
   ) || rc=$?
   hack/qemu/zoned-node.sh down || true
   rm -f "$state/zoned-node"

@@ -12,5 +12,17 @@ COPY operator/ operator/
 RUN CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o /out/ \
       ./operator/cmd/znsdb ./operator/cmd/znsbench ./operator/cmd/manager
 
+# go-ycsb from its module (versions.mk's YCSB_VERSION, which hack/images/go-binaries.sh passes; the default is the
+# same, test/images checks it): built as a main module from the module's files, since its go.mod's replace directive
+# makes `go install MOD@VERSION` refuse it (hack/images/go-ycsb.sh does the same on the host).
+# Only the mysql and basic bindings are built in (images/go-ycsb-bindings.sed).
+ARG YCSB_VERSION=v1.0.3
+COPY images/go-ycsb-bindings.sed /ycsb-bindings.sed
+RUN dir=$(go mod download -json "github.com/pingcap/go-ycsb@${YCSB_VERSION}" | sed -nE 's/^[[:space:]]*"Dir": "(.*)",?$/\1/p') \
+ && cp -r "$dir" /ycsb-src && chmod -R u+w /ycsb-src && cd /ycsb-src \
+ && sed -i -f /ycsb-bindings.sed cmd/go-ycsb/main.go \
+ && test "$(grep -cE '^[[:space:]]*_ "github\.com/pingcap/go-ycsb/db/' cmd/go-ycsb/main.go)" = 2 \
+ && CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o /out/go-ycsb ./cmd/go-ycsb
+
 FROM scratch
 COPY --from=build /out/ /

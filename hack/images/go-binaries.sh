@@ -26,6 +26,7 @@ case "$GO_BUILD" in
     heartbeat "go build of znsdb, znsbench, manager" "" \
       env CGO_ENABLED=0 GOOS=linux GOARCH="$arch" go build -ldflags='-s -w' -o "$ctx/" \
       ./operator/cmd/znsdb ./operator/cmd/znsbench ./operator/cmd/manager
+    TARGETARCH=$arch hack/images/go-ycsb.sh "$ctx"
     "$DOCKER" build -q -f images/go-binaries.Dockerfile -t "$GO_BINARIES_IMAGE" "$ctx" >/dev/null
     ;;
   docker)
@@ -43,7 +44,7 @@ case "$GO_BUILD" in
       fi
     fi
     tar -c go.mod go.sum operator images/go-build.Dockerfile |
-      "$DOCKER" build -q -f images/go-build.Dockerfile ${GO_IMAGE:+--build-arg GO_IMAGE="$GO_IMAGE"} \
+      "$DOCKER" build -q -f images/go-build.Dockerfile ${GO_IMAGE:+--build-arg GO_IMAGE="$GO_IMAGE"} --build-arg "YCSB_VERSION=$YCSB_VERSION" \
         -t "$GO_BINARIES_IMAGE" - >/dev/null
     ;;
   *) die "GO_BUILD must be host or docker, got '$GO_BUILD'" ;;

@@ -38,6 +38,8 @@ images_pin() {
 }
 PERCONA_80_VERSION=${PERCONA_80_VERSION:-$(images_pin PERCONA_80_VERSION)}
 PERCONA_84_VERSION=${PERCONA_84_VERSION:-$(images_pin PERCONA_84_VERSION)}
+# go-ycsb's module version for the bench image (hack/images/go-ycsb.sh, images/go-build.Dockerfile's default).
+YCSB_VERSION=${YCSB_VERSION:-$(images_pin YCSB_VERSION)}
 
 DOCKER=${DOCKER:-docker}
 

@@ -17,7 +17,8 @@
 #   hack/qemu/zoned-node.sh kubectl ARGS...   kubectl on the node's cluster
 #
 # The node is named zns-guest. Its devices: nullb0 (zoned, 32 zones of 64 MiB), nullb1 (zoned, 16 MiB zones
-# with 16 conventional zones: f2fs needs them), nullb2 (conventional), all memory-backed, 2 GiB each; nvme0n1
+# with 16 conventional zones: f2fs needs them), nullb2 (conventional), nullb3 and nullb4 (zoned, 64 MiB zones, the
+# first 8 conventional: zoned XFS's metadata section), all memory-backed, 2 GiB each; nvme0n1
 # (emulated NVMe ZNS, 40 zones of 64 MiB, 14 open/active), nvme0n2 (a second ZNS namespace of nvme0n1's
 # controller, 64 zones of 16 MiB: two devices of one drive) and nvme1n1 (emulated conventional NVMe, 1 GiB, its
 # controller with the OCP SMART extended log: needs QEMU >= 9, versions.mk's QEMU_VERSION). Device nodes are
@@ -210,11 +211,11 @@ keep_image_disk() {
   local disk
   disk=$(cat "$state/disk" 2>/dev/null) || return 0
   if [[ "$disk" == *,snapshot ]]; then
-    if grep -aqE '^zoned-node: WARNING: (cannot mount the image disk|the image disk lacks)' "$state/guest.log"; then
+    if grep -aqE 'zoned-node: WARNING: (cannot mount the image disk|the image disk lacks)' "$state/guest.log"; then
       rm -f "${disk%,snapshot}"
       log "the image disk ${disk%,snapshot} was unusable (${state}/guest.log): removed"
     fi
-  elif grep -aq '^zoned-node: image disk written' "$state/guest.log"; then
+  elif grep -aq 'zoned-node: image disk written' "$state/guest.log"; then
     find "$images_dir" -maxdepth 1 -name '*.img' -delete
     mv "$disk" "${disk%.part}"
     log "the images are kept on ${disk%.part} ($(du -m "${disk%.part}" | cut -f1) MiB): the next boots skip the import"
@@ -273,6 +274,7 @@ boot() {
     --nullblk '--first 0 --count 1 --size 2048 --zone-size 64 --memory-backed' \
     --nullblk '--first 1 --count 1 --size 2048 --zone-size 16 --conv-zones 16 --memory-backed' \
     --nullblk '--first 2 --count 1 --size 2048 --conventional --memory-backed' \
+    --nullblk '--first 3 --count 2 --size 2048 --zone-size 64 --conv-zones 8 --memory-backed' \
     --zns default --zns 'controller=previous,zone_size=16M,zone_capacity=16M,size=1G' --nvme default "${disk[@]}" \
     -- bash "$share/node.sh" "$assets" "$parts" "$share" </dev/null >"$state/guest.log" 2>&1 &
   printf '%s\n' "$!" >"$state/pid"
@@ -282,7 +284,7 @@ boot() {
 wait_started() {
   local t=$SECONDS
   while ((SECONDS - t < $1)); do
-    grep -q '^zoned-node: start' "$state/guest.log" 2>/dev/null && return 0
+    grep -aq 'zoned-node: start' "$state/guest.log" 2>/dev/null && return 0
     running || return 1
     sleep 2
   done
@@ -292,7 +294,7 @@ wait_started() {
 # wait_ready T0: until the guest says the node is ready, saying where it is every 30 s.
 wait_ready() {
   local t0=$1 limit=${ZNS_NODE_BOOT_TIMEOUT:-2700} last=$SECONDS line
-  while ! grep -q '^zoned-node: ready' "$state/guest.log" 2>/dev/null; do
+  while ! grep -aq 'zoned-node: ready' "$state/guest.log" 2>/dev/null; do
     if ! running; then
       tail -n 40 "$state/guest.log" | sed 's/^/  | /' >&2
       die "the guest stopped before the node was ready (above, the end of ${state}/guest.log); hack/qemu/zoned-node.sh up tries again"
@@ -304,14 +306,16 @@ wait_ready() {
     fi
     if ((SECONDS - last >= 30)); then
       last=$SECONDS
-      line=$(grep -a '^zoned-node:' "$state/guest.log" 2>/dev/null | tail -n 1)
+      # the guest's first line may follow the firmware's output on the same line ("Booting from ROM..zoned-node:
+      # start"): not anchored, and no match is no error
+      line=$(grep -ao 'zoned-node: .*' "$state/guest.log" 2>/dev/null | tail -n 1 || true)
       log "still booting, $(mmss $((SECONDS - t0))) elapsed: ${line:-the guest kernel is starting}"
     fi
     sleep 2
   done
   touch "$state/ready"
   if [[ -n "${ZNS_NODE_OWNER:-}" ]]; then printf '%s %s\n' "$ZNS_NODE_OWNER" "${ZNS_NODE_OWNER_WHAT:-}" >"$state/owner"; fi
-  log "node Ready with the images after $(mmss $((SECONDS - t0))) ($(grep -a '^zoned-node: ready' "$state/guest.log" | head -n1))"
+  log "node Ready with the images after $(mmss $((SECONDS - t0))) ($(grep -ao 'zoned-node: ready.*' "$state/guest.log" | head -n1))"
 }
 
 case ${1:-} in
@@ -320,11 +324,12 @@ case ${1:-} in
   env)
     # shellcheck disable=SC2015 # die when either check fails
     running && [[ -e "$state/ready" ]] || die "the node is not up: hack/qemu/zoned-node.sh up"
-    # under TCG a process takes about a second to start: the suite's waits are stretched
-    scale=1
-    [[ "$(cat "$state/accel")" == kvm ]] || scale=4
-    printf 'export ZNS_E2E=1 ZNS_E2E_KUBECONFIG=%q ZNS_E2E_TAG=%q ZNS_E2E_ZONED_NODE=zns-guest ZNS_E2E_TIME_SCALE=%d\n' \
-      "$kubeconfig" "$(cat "$state/tag")" "$scale" >&3
+    # under TCG a process takes about a second to start: the suite's waits are stretched, and each database's
+    # readiness probe (an exec) runs every 20 s instead of 5
+    scale=1 probe=5
+    [[ "$(cat "$state/accel")" == kvm ]] || scale=4 probe=20
+    printf 'export ZNS_E2E=1 ZNS_E2E_KUBECONFIG=%q ZNS_E2E_TAG=%q ZNS_E2E_ZONED_NODE=zns-guest ZNS_E2E_TIME_SCALE=%d ZNS_E2E_PROBE_PERIOD=%d\n' \
+      "$kubeconfig" "$(cat "$state/tag")" "$scale" "$probe" >&3
     ;;
   kubectl)
     shift

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -112,6 +113,7 @@ func (s *summary) result(e event, k key) {
 		}
 		s.printf("%-4s %s (%.1fs)\n", label, e.Package, e.Elapsed)
 		if e.Action == "fail" {
+			s.unfinished(e.Package)
 			s.failedPkgs = append(s.failedPkgs, e.Package)
 			if b := s.output[k]; b != nil {
 				s.printf("%s", indent(b.String()))
@@ -140,6 +142,34 @@ func (s *summary) result(e event, k key) {
 	}
 }
 
+// unfinishedTail bounds the output kept of a test that never finished: its own lines come first, then the
+// goroutine dump of go test's -timeout, of which the test's own goroutine is near the top.
+const unfinishedTail = 120
+
+// unfinished counts as failed the tests of a failed package that never reported a result: go test's -timeout
+// panics inside the running test, and test2json then ends the package alone. Without this the test that hung
+// would be in no count and its output (what it waited for) nowhere.
+func (s *summary) unfinished(pkg string) {
+	var tests []string
+	for k := range s.running {
+		if k.pkg == pkg && k.test != "" {
+			tests = append(tests, k.test)
+		}
+	}
+	sort.Strings(tests)
+	for _, test := range tests {
+		k := key{pkg, test}
+		delete(s.running, k)
+		s.failed++
+		lines := strings.Split(strings.TrimRight(text(s.output[k]), "\n"), "\n")
+		if len(lines) > unfinishedTail {
+			lines = append(lines[:unfinishedTail:unfinishedTail], fmt.Sprintf("(%d more lines)", len(lines)-unfinishedTail))
+		}
+		s.failedTests = append(s.failedTests, fmt.Sprintf("--- FAIL %s %s (did not finish: its package failed, as on go test's -timeout)\n%s",
+			short(pkg), test, indent(strings.Join(lines, "\n"))))
+	}
+}
+
 // progress names the tests still running, the longest-running first (packages whose tests have not
 // started yet are compiling or setting up).
 func (s *summary) progress() {
@@ -161,7 +191,13 @@ func (s *summary) progress() {
 			items = append(items, item{short(k.pkg) + " (setting up)", now.Sub(t)})
 			continue
 		}
-		items = append(items, item{short(k.pkg) + " " + k.test, now.Sub(t)})
+		name := short(k.pkg) + " " + k.test
+		if last := lastLine(s.output[k]); last != "" {
+			// what a long test says last is what it waits for (test/e2e's waitFor says so every minute):
+			// a stall shows in CI's tail, not only in a log nobody kept
+			name += " (" + last + ")"
+		}
+		items = append(items, item{name, now.Sub(t)})
 	}
 	if len(items) == 0 {
 		s.printf("     ... %s since the start, waiting for go test\n", mmss(now.Sub(s.start)))
@@ -218,6 +254,24 @@ func text(b *strings.Builder) string {
 		return ""
 	}
 	return b.String()
+}
+
+// lastLineMax bounds the last output line a progress line quotes.
+const lastLineMax = 160
+
+// lastLine is a test's last line of its own output, trimmed and cut to lastLineMax ("" when none).
+func lastLine(b *strings.Builder) string {
+	for _, l := range slices.Backward(strings.Split(text(b), "\n")) {
+		t := strings.TrimSpace(l)
+		if t == "" || strings.HasPrefix(t, "=== ") || strings.HasPrefix(t, "--- ") {
+			continue
+		}
+		if r := []rune(t); len(r) > lastLineMax {
+			t = string(r[:lastLineMax-1]) + "…"
+		}
+		return t
+	}
+	return ""
 }
 
 // reason is the skip message: the output lines other than the === / --- framing.

@@ -38,6 +38,35 @@ func TestSummaryOfARealRun(t *testing.T) {
 	}
 }
 
+// A test that hangs until go test's -timeout never reports a result: it must count as failed, with what it
+// said it waited for.
+func TestTimedOutTestIsAFailureWithItsOutput(t *testing.T) {
+	in, err := os.Open("testdata/go-test-timeout.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	var out bytes.Buffer
+	s := newSummary(&out, time.Now)
+	if s.run(in, nil) {
+		t.Errorf("a run whose test timed out passed:\n%s", out.String())
+	}
+	got := out.String()
+	for _, want := range []string{
+		"--- FAIL example.com/hang TestHangs (did not finish",
+		"still waiting for db Available after 1m0s",
+		"panic: test timed out after 2s",
+		"1 passed, 1 failed, 0 skipped",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("summary lacks %q:\n%s", want, got)
+		}
+	}
+	if len(s.running) != 0 {
+		t.Errorf("still counted as running after the package ended: %v", s.running)
+	}
+}
+
 func TestSkippedOnlyIsNotAPass(t *testing.T) {
 	in := `{"Action":"start","Package":"p"}
 {"Action":"run","Package":"p","Test":"TestX"}
@@ -75,12 +104,15 @@ func TestProgressWhileQuiet(t *testing.T) {
 	send(`{"Time":"2026-11-23T12:00:00Z","Action":"start","Package":"github.com/zns-mysql/zns-mysql/test/e2e"}`)
 	send(`{"Time":"2026-11-23T12:00:01Z","Action":"run","Package":"github.com/zns-mysql/zns-mysql/test/e2e","Test":"TestBenchmark"}`)
 	send(`{"Time":"2026-11-23T12:00:05Z","Action":"run","Package":"github.com/zns-mysql/zns-mysql/test/e2e","Test":"TestBenchmark/second"}`)
+	send(`{"Time":"2026-11-23T12:00:06Z","Action":"output","Package":"github.com/zns-mysql/zns-mysql/test/e2e","Test":"TestBenchmark","Output":"    e2e_test.go:170: still waiting for db Available after 1m0s: Starting\n"}`)
+	send(`{"Time":"2026-11-23T12:00:06Z","Action":"output","Package":"github.com/zns-mysql/zns-mysql/test/e2e","Test":"TestBenchmark","Output":"\n"}`)
 	send(`{"Time":"2026-11-23T12:00:00Z","Action":"start","Package":"github.com/zns-mysql/zns-mysql/operator/internal/controller"}`)
 	send("stage banner") // printed once every line before it is handled
 	waitFor(t, &out, "stage banner")
 	tick <- advance(10 * time.Second) // not quiet for long enough: nothing
 	tick <- advance(95 * time.Second)
-	waitFor(t, &out, "running: operator/internal/controller (setting up) 1m45s, test/e2e TestBenchmark 1m44s")
+	waitFor(t, &out, "running: operator/internal/controller (setting up) 1m45s, "+
+		"test/e2e TestBenchmark (e2e_test.go:170: still waiting for db Available after 1m0s: Starting) 1m44s")
 	if strings.Contains(out.String(), "TestBenchmark/second") {
 		t.Errorf("subtests are part of their parent's line:\n%s", out.String())
 	}
@@ -94,6 +126,18 @@ func TestProgressWhileQuiet(t *testing.T) {
 	}
 	if n := strings.Count(out.String(), "running:"); n != before {
 		t.Errorf("a progress line right after another one:\n%s", out.String())
+	}
+}
+
+func TestLastLineIsCutAndSkipsFraming(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("=== RUN   TestX\n    x_test.go:1: first\n" + strings.Repeat("y", 300) + "\n--- FAIL: TestX (1.00s)\n\n")
+	got := lastLine(&b)
+	if want := strings.Repeat("y", lastLineMax-1) + "…"; got != want {
+		t.Errorf("lastLine = %q, want the long line cut to %d runes", got, lastLineMax)
+	}
+	if got := lastLine(nil); got != "" {
+		t.Errorf("lastLine of no output = %q", got)
 	}
 }
 

@@ -31,6 +31,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -119,6 +120,9 @@ func installChart() error {
 	if kc := os.Getenv("ZNS_E2E_KUBECONFIG"); kc != "" {
 		args = append(args, "--kubeconfig", kc)
 	}
+	if p := os.Getenv("ZNS_E2E_PROBE_PERIOD"); p != "" { // the emulated zoned node (hack/qemu/zoned-node.sh env)
+		args = append(args, "--set", "databaseProbePeriodSeconds="+p)
+	}
 	cmd := exec.Command(env("ZNS_HELM", "helm"), args...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -153,15 +157,32 @@ func newNamespace(t *testing.T, prefix string) string {
 func waitFor(t *testing.T, what string, timeout time.Duration, cond func() error) {
 	t.Helper()
 	start := time.Now()
+	said := start
 	var last error
 	for time.Since(start) < timeout {
 		if last = cond(); last == nil {
 			t.Logf("%s after %s", what, time.Since(start).Round(time.Second))
 			return
 		}
+		// make test's progress line quotes a running test's last line: a long wait says what it waits for
+		if time.Since(said) >= waitReport {
+			said = time.Now()
+			t.Logf("still waiting for %s after %s (of %s): %s", what, time.Since(start).Round(time.Second), timeout, cut(last.Error(), 300))
+		}
 		time.Sleep(2 * time.Second)
 	}
 	t.Fatalf("%s: not within %s: %v", what, timeout, last)
+}
+
+// waitReport is how often waitFor says what it still waits for.
+const waitReport = time.Minute
+
+// cut shortens s to at most n bytes, marking the cut.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
 }
 
 func conventionalDB(ns, name string, engine v1alpha1.Engine) *v1alpha1.ZNSDatabase {
@@ -192,10 +213,28 @@ func waitAvailableWithin(t *testing.T, db *v1alpha1.ZNSDatabase, timeout time.Du
 		}
 		c := meta.FindStatusCondition(cur.Status.Conditions, v1alpha1.ConditionAvailable)
 		if c == nil || c.Status != metav1.ConditionTrue {
-			return fmt.Errorf("conditions %+v", cur.Status.Conditions)
+			return fmt.Errorf("conditions: %s", briefConditions(cur.Status.Conditions))
 		}
 		return nil
 	})
+}
+
+// briefConditions is type=status reason (message) of each condition, the ones not True first: what a wait
+// reports every minute, and its failure.
+func briefConditions(conds []metav1.Condition) string {
+	var notTrue, isTrue []string
+	for _, c := range conds {
+		s := fmt.Sprintf("%s=%s %s (%s)", c.Type, c.Status, c.Reason, c.Message)
+		if c.Status == metav1.ConditionTrue {
+			isTrue = append(isTrue, s)
+		} else {
+			notTrue = append(notTrue, s)
+		}
+	}
+	if len(conds) == 0 {
+		return "none yet"
+	}
+	return strings.Join(append(notTrue, isTrue...), "; ")
 }
 
 // sqlJob runs the mysql client of the bench image against a database and returns its output.
@@ -370,6 +409,8 @@ func TestConventionalFlow(t *testing.T) {
 		})
 	}
 
+	checkYCSB(t, ns)
+
 	// Deleting everything leaves only what is kept on purpose: the datadir claims and generated Secrets.
 	if err := k8s.Delete(ctx, b); err != nil {
 		t.Fatal(err)
@@ -380,6 +421,48 @@ func TestConventionalFlow(t *testing.T) {
 		}
 	}
 	waitFor(t, "children gone", 3*time.Minute, func() error { return leftovers(ns) })
+}
+
+// checkYCSB runs go-ycsb's workload a (50% reads, 50% updates) on the flow's two databases through a Benchmark
+// (spec.tool ycsb): the load on the bulk-load profile, then a run, with each operation type's figures apart.
+func checkYCSB(t *testing.T, ns string) {
+	t.Helper()
+	b := runBenchmark(t, ns, "ycsb", v1alpha1.BenchmarkSpec{
+		Tool: v1alpha1.ToolYCSB,
+		YCSB: &v1alpha1.YCSBSpec{Workload: "a", RecordCount: intstr.FromInt32(2000), FieldCount: 1, FieldLength: 1024,
+			RequestDistribution: "uniform", LoadThreads: 2},
+		Threads: 2, DurationSeconds: 10, ReportIntervalSeconds: 2, Iterations: 1, StartDelaySeconds: 20,
+	})
+	for _, ts := range b.Status.Targets {
+		if ts.State != v1alpha1.TargetDone || ts.YCSB == nil || ts.YCSB.RecordCount != 2000 || len(ts.Iterations) != 1 {
+			t.Errorf("YCSB Benchmark, target %s: %+v", ts.Name, ts)
+			continue
+		}
+		ops := map[string]v1alpha1.YCSBOperation{}
+		var errs int64
+		for _, o := range ts.Iterations[0].Operations {
+			ops[o.Operation] = o
+			errs += o.Errors
+		}
+		// go-ycsb cancels the operations in flight when the run's time is up and counts them as errors: at most
+		// one per thread (seen on kind: 2 with 2 threads, READ or UPDATE)
+		if errs > 2 {
+			t.Errorf("YCSB target %s: %d failed operations, want at most the 2 in flight at the end: %+v", ts.Name, errs, ts.Iterations[0].Operations)
+		}
+		for _, name := range []string{v1alpha1.YCSBRead, v1alpha1.YCSBUpdate} {
+			o, ok := ops[name]
+			rate, _ := strconv.ParseFloat(o.OpsPerSec, 64)
+			p99, _ := strconv.ParseFloat(o.LatencyP99Ms, 64)
+			if !ok || o.Count <= 0 || rate <= 0 || p99 <= 0 {
+				t.Errorf("YCSB target %s, %s: %+v, want operations with a rate and a p99 latency", ts.Name, name, o)
+				continue
+			}
+			t.Logf("YCSB target %s %s: %s ops/s, p99 %s ms", ts.Name, name, o.OpsPerSec, o.LatencyP99Ms)
+		}
+	}
+	if err := k8s.Delete(ctx, b); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // checkSteadyState holds a target's write-only rounds to the rule they ran under: rounds with real TPS, and

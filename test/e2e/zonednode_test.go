@@ -33,7 +33,8 @@ var timeScale = func() time.Duration {
 }()
 
 // zonedNode is the node with the devices hack/qemu/zoned-node.sh makes: nullb0 (zoned, 64 MiB zones), nullb1
-// (zoned with conventional zones, for f2fs), nvme0n1 (emulated NVMe ZNS), nvme1n1 (emulated conventional NVMe
+// (zoned with conventional zones, for f2fs), nullb3 and nullb4 (zoned, 512 MiB of conventional zones each, for
+// zoned XFS), nvme0n1 (emulated NVMe ZNS), nvme1n1 (emulated conventional NVMe
 // with the OCP SMART log), and nullb2 (conventional, offered as a local PersistentVolume of StorageClass
 // zns-guest-local).
 func zonedNode(t *testing.T) string {
@@ -65,10 +66,11 @@ func zonedFSDB(ns, name, node, device string, fs v1alpha1.ZonedFilesystem, engin
 }
 
 // TestZonedFilesystemFlow is the zoned path on a real kubelet whose kernel has zoned devices (the QEMU node):
-// databases on btrfs and f2fs in zoned mode on null_blk and on emulated NVMe ZNS become Available beside one on
-// a conventional device; a second database asking for a taken device is refused; deleting a database keeps its
-// data and a re-created one finds it; a Benchmark of zoned and conventional targets completes with device
-// bytes per transaction for each.
+// databases on btrfs and f2fs in zoned mode on null_blk and on emulated NVMe ZNS, and InnoDB and MyRocks on zoned
+// XFS, become Available beside one on a volume and one on a whole conventional device; a second database asking
+// for a taken device is refused; deleting a database keeps its data and a re-created one finds it; a new reformat
+// token re-formats; a Benchmark of the zoned and conventional targets completes with device bytes per transaction
+// for each.
 func TestZonedFilesystemFlow(t *testing.T) {
 	node := zonedNode(t)
 	ns := newNamespace(t, "e2e-zonedfs")
@@ -81,7 +83,8 @@ func TestZonedFilesystemFlow(t *testing.T) {
 	conv := conventionalDB(ns, "conv", v1alpha1.EngineInnoDB)
 	conv.Spec.Storage.Volume.StorageClassName = ptr.To(class)
 	convdev := preconditionedDeviceDB(ns, "convdev", node, "nvme1n1")
-	dbs := []*v1alpha1.ZNSDatabase{btrfs, f2fs, nvme, conv, convdev}
+	xfs, xfsRocks := zonedXFSDB(ns, "zxfs", node, "nullb3", v1alpha1.EngineInnoDB), zonedXFSDB(ns, "zxfs-rocks", node, "nullb4", v1alpha1.EngineRocksDB)
+	dbs := []*v1alpha1.ZNSDatabase{btrfs, f2fs, nvme, conv, convdev, xfs, xfsRocks}
 	start := time.Now()
 	for _, db := range dbs {
 		if err := k8s.Create(ctx, db); err != nil {
@@ -91,9 +94,9 @@ func TestZonedFilesystemFlow(t *testing.T) {
 	for _, db := range dbs {
 		waitAvailableWithin(t, db, zonedAvailableTimeout)
 	}
-	t.Logf("ZONED-NODE five databases Available %s after the apply", time.Since(start).Round(time.Second))
+	t.Logf("ZONED-NODE %d databases Available %s after the apply", len(dbs), time.Since(start).Round(time.Second))
 	checkPreconditioned(t, convdev, node)
-	for _, db := range []*v1alpha1.ZNSDatabase{btrfs, f2fs, nvme} {
+	for _, db := range []*v1alpha1.ZNSDatabase{btrfs, f2fs, nvme, xfs, xfsRocks} {
 		cur := &v1alpha1.ZNSDatabase{}
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(db), cur); err != nil {
 			t.Fatal(err)
@@ -105,6 +108,12 @@ func TestZonedFilesystemFlow(t *testing.T) {
 		if d := cur.Status.Device; d == nil || d.Model != "host-managed" || d.Zones < 32 || d.Node != node {
 			t.Errorf("%s: status.device %+v, want a host-managed device of at least 32 zones on %s", db.Name, d, node)
 		}
+	}
+
+	// zf2fs has shown that f2fs formats and serves; it is no Benchmark target: its mysqld would only compete with
+	// the others for the emulated node's two vCPUs.
+	if err := k8s.Delete(ctx, f2fs); err != nil {
+		t.Fatal(err)
 	}
 
 	// Rows through the Service, on the zoned btrfs.
@@ -171,22 +180,19 @@ func TestZonedFilesystemFlow(t *testing.T) {
 	}
 	reformat(t, again, cur.Status.Filesystem.UUID)
 
-	// zf2fs is no target: its mysqld would only compete with theirs for the emulated node's two vCPUs.
-	if err := k8s.Delete(ctx, f2fs); err != nil {
-		t.Fatal(err)
-	}
-
-	// A multitenant Benchmark: zoned btrfs on null_blk and on NVMe ZNS beside the conventional devices, with the
-	// drives' counters and the FTL model, and the write-only phase on the conventional targets first.
+	// A multitenant Benchmark: zoned btrfs on null_blk and on NVMe ZNS, InnoDB and MyRocks on zoned XFS, beside
+	// the conventional devices, with the drives' counters and the FTL model, and the write-only phase on the
+	// conventional targets first.
 	steady := v1alpha1.SteadyStateSpec{RoundSeconds: 10, MaxRounds: 3, Window: 2}
 	b := &v1alpha1.Benchmark{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "zoned-vs-conv"}, Spec: v1alpha1.BenchmarkSpec{
-		Targets:  []v1alpha1.BenchmarkTarget{{Name: "zbtrfs"}, {Name: "nvme"}, {Name: "conv"}, {Name: "convdev"}},
+		Targets: []v1alpha1.BenchmarkTarget{{Name: "zbtrfs"}, {Name: "nvme"}, {Name: "conv"}, {Name: "convdev"},
+			{Name: "zxfs"}, {Name: "zxfs-rocks"}},
 		Baseline: "convdev", Workload: "oltp_update_index", Tables: 1, TableSize: 2000, Threads: 2,
 		DurationSeconds: 20, ReportIntervalSeconds: 2, Iterations: 1,
-		// Under QEMU's emulation the four run pods, each with the drive sidecar, started up to 144 s after their
+		// Under QEMU's emulation four run pods, each with the drive sidecar, started up to 144 s after their
 		// Jobs were created (a cold .ci/run of 2026-11-27, the node also running five mysqld): 30 x 4 s was too
-		// short for the common start, and those targets failed with StartMissed.
-		StartDelaySeconds:    int32(60 * timeScale),
+		// short for the common start, and those targets failed with StartMissed. There are six now.
+		StartDelaySeconds:    int32(75 * timeScale),
 		TargetTimeoutSeconds: int32(600 * timeScale),
 		Drive:                &v1alpha1.DriveSpec{Counters: true, ModelOverProvisioningPercent: []int32{7, 28}},
 		SteadyState:          &steady,
@@ -208,16 +214,17 @@ func TestZonedFilesystemFlow(t *testing.T) {
 		if tps <= 0 || bpt <= 0 {
 			t.Errorf("target %s: tps %q, device bytes per transaction %q: want both positive", ts.Name, r.TPS, r.BytesPerTransaction)
 		}
-		if want := map[string]string{"zbtrfs": "btrfs", "nvme": "btrfs", "convdev": "ext4"}[ts.Name]; ts.Filesystem != want {
+		if want := map[string]string{"zbtrfs": "btrfs", "nvme": "btrfs", "convdev": "ext4", "zxfs": "xfs", "zxfs-rocks": "xfs"}[ts.Name]; ts.Filesystem != want {
 			t.Errorf("target %s: status filesystem %q, want %q (the table names the stack by it)", ts.Name, ts.Filesystem, want)
 		}
-		zoned := ts.Name == "zbtrfs" || ts.Name == "nvme"
+		zoned := ts.Name != "conv" && ts.Name != "convdev"
 		if g := ts.Zones; zoned != (g != nil) || g != nil && (g.Count == 0 || g.Size == nil || g.Capacity == nil) {
 			t.Errorf("target %s: zone geometry %+v (want one from the device for a zoned target, none otherwise)", ts.Name, g)
 		}
 		// Each device here is a drive of its own (nvme0n1 and nvme1n1 are two emulated controllers); the volume's
 		// drive is known when its PersistentVolume is a local device (nullb2).
-		if want := map[string]string{"zbtrfs": node + "/nullb0", "nvme": node + "/nvme0", "convdev": node + "/nvme1"}[ts.Name]; want != "" &&
+		if want := map[string]string{"zbtrfs": node + "/nullb0", "nvme": node + "/nvme0", "convdev": node + "/nvme1",
+			"zxfs": node + "/nullb3", "zxfs-rocks": node + "/nullb4"}[ts.Name]; want != "" &&
 			(ts.Drive != want || len(ts.SharesDriveWith) != 0) {
 			t.Errorf("target %s: drive %q shared with %v, want %q alone", ts.Name, ts.Drive, ts.SharesDriveWith, want)
 		}
@@ -342,9 +349,9 @@ func checkDriveFigures(t *testing.T, ts v1alpha1.TargetStatus) {
 		if c := d.Counters; c == nil || c.HostWrittenBytes == "" || c.MediaWrittenBytes != "" || c.MediaUnavailable == "" {
 			t.Errorf("nvme counters %+v: want SMART's host bytes and a reason for the missing media bytes", c)
 		}
-	case "zbtrfs":
+	case "zbtrfs", "zxfs", "zxfs-rocks": // null_blk
 		if d.Counters != nil || !strings.Contains(d.CountersUnavailable, "not an NVMe device") {
-			t.Errorf("zbtrfs counters %+v, reason %q", d.Counters, d.CountersUnavailable)
+			t.Errorf("%s counters %+v, reason %q", ts.Name, d.Counters, d.CountersUnavailable)
 		}
 	case "conv":
 		if d.Counters != nil || d.CountersUnavailable == "" {

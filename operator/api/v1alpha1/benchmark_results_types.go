@@ -31,6 +31,12 @@ type SweepPoint struct {
 	// AcrossRuns is how the runs at this count differ from one another.
 	// +optional
 	AcrossRuns *RunSpread `json:"acrossRuns,omitempty"`
+	// Operations are a YCSB sweep's mean figures per operation type at this thread count: the tail latency of
+	// each operation type against the throughput as the load rises.
+	// +listType=map
+	// +listMapKey=operation
+	// +optional
+	Operations []YCSBOperation `json:"operations,omitempty"`
 	// VsBaseline compares Mean with the baseline target's at the same count.
 	// +optional
 	VsBaseline *Ratios `json:"vsBaseline,omitempty"`
@@ -118,6 +124,12 @@ type IterationResult struct {
 	StartTime string `json:"startTime,omitempty"`
 	// +optional
 	EndTime string `json:"endTime,omitempty"`
+	// Operations are a YCSB run's figures per operation type (spec.tool ycsb); the run's TPS is then all
+	// successful operations per second and its latencies those of the slowest operation type.
+	// +listType=map
+	// +listMapKey=operation
+	// +optional
+	Operations []YCSBOperation `json:"operations,omitempty"`
 	// DurationSec is sysbench's own measured time of the run ("total time"), in seconds: its clock started at
 	// about EndTime minus DurationSec, after it had connected its threads.
 	// +optional

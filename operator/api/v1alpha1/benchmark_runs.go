@@ -44,6 +44,9 @@ func (s *BenchmarkSpec) RunThreads(run int32) (threads, repetition int32) {
 
 // RunWorkloads are the workloads the runs use, in order: spec.workloads, or spec.workload alone.
 func (s *BenchmarkSpec) RunWorkloads() []string {
+	if s.Tool == ToolYCSB && s.YCSB != nil {
+		return []string{s.YCSB.Label()}
+	}
 	if len(s.Workloads) > 0 {
 		return s.Workloads
 	}
@@ -55,6 +58,9 @@ func (s *BenchmarkSpec) WorkloadLabel() string { return strings.Join(s.RunWorklo
 
 // RunWorkload is the workload of run (1-based).
 func (s *BenchmarkSpec) RunWorkload(run int32) string {
+	if s.Tool == ToolYCSB && s.YCSB != nil {
+		return s.YCSB.Label()
+	}
 	if len(s.Workloads) == 0 {
 		return s.Workload
 	}

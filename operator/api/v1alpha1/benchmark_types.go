@@ -61,6 +61,11 @@ type Benchmark struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.measureInterference) || !self.measureInterference || (size(self.targets) + 1) * (has(self.iterations) ? self.iterations : 1) <= 100",message="spec.measureInterference: (targets + 1) x spec.iterations must be at most 100 runs"
 // +kubebuilder:validation:XValidation:rule="!has(self.workloads) || !has(self.threadSweep)",message="spec.workloads and spec.threadSweep cannot be combined: a thread sweep is of one workload; sweep each workload in a Benchmark of its own"
 // +kubebuilder:validation:XValidation:rule="!has(self.workloads) || size(self.workloads) * (has(self.iterations) ? self.iterations : 1) <= 100",message="spec.workloads x spec.iterations must be at most 100 runs"
+// +kubebuilder:validation:XValidation:rule="(has(self.tool) && self.tool == 'ycsb') == has(self.ycsb)",message="spec.ycsb goes with spec.tool ycsb, and spec.tool ycsb needs spec.ycsb"
+// +kubebuilder:validation:XValidation:rule="!has(self.tool) || self.tool != 'ycsb' || !has(self.workloads) && !has(self.steadyState) && !(has(self.measureInterference) && self.measureInterference)",message="spec.tool ycsb runs one YCSB workload: spec.workloads, spec.steadyState (sysbench write-only rounds) and spec.measureInterference are sysbench's"
+// +kubebuilder:validation:XValidation:rule="(has(self.tool) && self.tool == 'fio') == has(self.fio)",message="spec.fio goes with spec.tool fio, and spec.tool fio needs spec.fio"
+// +kubebuilder:validation:XValidation:rule="has(self.tool) && self.tool == 'fio' ? self.targets.all(t, has(t.device) != has(t.database)) : self.targets.all(t, !has(t.device) && !has(t.database))",message="with spec.tool fio each target names either device (nodeName, deviceName) or database (a ZNSDatabase whose device it runs on), not both; other tools' targets are ZNSDatabases by name and name neither"
+// +kubebuilder:validation:XValidation:rule="!has(self.tool) || self.tool != 'fio' || !has(self.workloads) && !has(self.steadyState) && !has(self.precondition) && !has(self.threadSweep) && !(has(self.measureInterference) && self.measureInterference)",message="spec.tool fio runs spec.fio's profiles on devices: spec.workloads, spec.threadSweep, spec.precondition, spec.steadyState and spec.measureInterference are for databases"
 type BenchmarkSpec struct {
 	// Targets are the ZNSDatabases (in the Benchmark's namespace) that run the workload together. The
 	// Benchmark runs only with all of them: it waits for missing ones (failing after targetTimeoutSeconds) and
@@ -70,6 +75,20 @@ type BenchmarkSpec struct {
 	// +listType=map
 	// +listMapKey=name
 	Targets []BenchmarkTarget `json:"targets"`
+
+	// Tool is the load generator: sysbench (spec.workload, spec.tables, spec.tableSize), ycsb (spec.ycsb, through
+	// go-ycsb), or fio (spec.fio: profiles on raw devices; targets name devices). Default: sysbench.
+	// +kubebuilder:default=sysbench
+	// +optional
+	Tool BenchmarkTool `json:"tool,omitempty"`
+
+	// YCSB is the YCSB workload, with spec.tool ycsb (benchmark_ycsb_types.go).
+	// +optional
+	YCSB *YCSBSpec `json:"ycsb,omitempty"`
+
+	// Fio is what fio runs on each target device, with spec.tool fio (benchmark_fio_types.go).
+	// +optional
+	Fio *FioSpec `json:"fio,omitempty"`
 
 	// Baseline is the target the others are compared with. Default: the first target.
 	// +optional
@@ -248,13 +267,24 @@ type PreconditionSpec struct {
 	MaxBytesPerPass *resource.Quantity `json:"maxBytesPerPass,omitempty"`
 }
 
-// BenchmarkTarget names a ZNSDatabase.
+// BenchmarkTarget names a ZNSDatabase; with spec.tool fio, a device (device, or database: a ZNSDatabase's).
 type BenchmarkTarget struct {
-	// Name of the ZNSDatabase.
+	// Name of the ZNSDatabase; with spec.tool fio, the target's own name in the results.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=46
 	// +kubebuilder:validation:Pattern=`^[a-z]([-a-z0-9]*[a-z0-9])?$`
 	Name string `json:"name"`
+
+	// Device is the raw device a fio target runs on (spec.tool fio).
+	// +optional
+	Device *FioDevice `json:"device,omitempty"`
+
+	// Database names a ZNSDatabase of the namespace whose device a fio target runs on (spec.tool fio). Its pod
+	// must not exist while the Benchmark runs: a database that runs is refused.
+	// +kubebuilder:validation:MaxLength=46
+	// +kubebuilder:validation:Pattern=`^[a-z]([-a-z0-9]*[a-z0-9])?$`
+	// +optional
+	Database string `json:"database,omitempty"`
 }
 
 // BenchmarkStatus is what the benchmark did and measured. Figures are decimal strings (Kubernetes APIs avoid
@@ -448,6 +478,12 @@ type TargetStatus struct {
 	// and each modelled over-provisioning factor that every run has.
 	// +optional
 	DriveMean *DriveFigures `json:"driveMean,omitempty"`
+	// YCSB is what a YCSB Benchmark loaded and measured per operation type (spec.tool ycsb).
+	// +optional
+	YCSB *YCSBTargetStatus `json:"ycsb,omitempty"`
+	// Fio is what a fio Benchmark found and measured on the target's device (spec.tool fio).
+	// +optional
+	Fio *FioTargetStatus `json:"fio,omitempty"`
 	// Capacity is how much of the target's device its stack leaves usable.
 	// +optional
 	Capacity *TargetCapacity `json:"capacity,omitempty"`

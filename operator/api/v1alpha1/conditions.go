@@ -68,6 +68,9 @@ const (
 	// Available False: mysqld is being stopped so that the format Job can run (a new reformatToken, or no
 	// format report on record for a running database).
 	ReasonReformatting = "Reformatting"
+	// Available False: the format Job needs CAP_SYS_ADMIN (xfs, or the drive counters), which the namespace's Pod
+	// Security level refuses; the message says which label to set.
+	ReasonPodSecurityRefused = "PodSecurityRefused"
 	// Available False: the format step failed (the message has its error).
 	ReasonFormatFailed = "FormatFailed"
 	// Available False: the device holds data the format decision will not erase without a new reformatToken.

@@ -140,6 +140,12 @@ func (db *ZNSDatabase) FormattedFilesystem() string {
 // UsesZenFS reports whether mysqld opens the zoned device raw, through ZenFS.
 func (db *ZNSDatabase) UsesZenFS() bool { return db.ZonedFilesystem() == FilesystemZenFS }
 
+// FormatsWithCapSysAdmin reports whether the format Job runs as root with CAP_SYS_ADMIN: for xfs, whose mkfs
+// sets the device's block size (BLKBSZSET), and only when the user allowed it (admission refuses xfs without).
+func (db *ZNSDatabase) FormatsWithCapSysAdmin() bool {
+	return db.Spec.Format.CapSysAdmin && db.MountsFormattedFilesystem() && db.FormattedFilesystem() == string(FilesystemXFS)
+}
+
 // HasZonedFilesystem reports whether the data is on a zoned btrfs, f2fs or xfs, which the kubelet mounts.
 func (db *ZNSDatabase) HasZonedFilesystem() bool { return db.IsZoned() && !db.UsesZenFS() }
 

@@ -54,18 +54,6 @@ const (
 	MySQL84 MySQLVersion = "8.4"
 )
 
-// FormatPolicy says when the operator may make a file system on the database's device.
-// +kubebuilder:validation:Enum=IfNeeded;Never
-type FormatPolicy string
-
-const (
-	// FormatIfNeeded formats only an empty device that holds no ZenFS. A device holding ZenFS is kept as it
-	// is; a device holding anything else is refused.
-	FormatIfNeeded FormatPolicy = "IfNeeded"
-	// FormatNever never formats: the device must already hold ZenFS.
-	FormatNever FormatPolicy = "Never"
-)
-
 // ZonedFilesystem is what holds the data on a zoned device.
 // +kubebuilder:validation:Enum=zenfs;btrfs;f2fs;xfs
 type ZonedFilesystem string
@@ -129,6 +117,8 @@ type MetricsSpec struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.resources) || !has(self.resources.limits) || !('memory' in self.resources.limits) || (type(self.resources.limits.memory) == int ? self.resources.limits.memory <= 17592186044416 : !(['P', 'Pi', 'E', 'Ei', 'e15', 'e16', 'e17', 'e18', 'E15', 'E16', 'E17', 'E18'].exists(s, self.resources.limits.memory.endsWith(s))) && (size(self.resources.limits.memory) < 15 || !(['0', '1', '2', '3', '4', '5', '6', '7', '8', '9'].exists(d, self.resources.limits.memory.endsWith(d)))))",message="spec.resources.limits.memory must be at most 16Ti: a limit in P, Pi, E or Ei, with an exponent of 15 or more, or of 15 or more digits of bytes, is refused"
 // +kubebuilder:validation:XValidation:rule="!has(self.mysqlVersion) || self.mysqlVersion != '8.4' || has(self.storage.volume) || has(self.storage.device) || (has(self.storage.zonedDevice) && has(self.storage.zonedDevice.filesystem) && self.storage.zonedDevice.filesystem != 'zenfs') || (has(self.storage.zonedClaim) && has(self.storage.zonedClaim.filesystem) && self.storage.zonedClaim.filesystem != 'zenfs')",message="ZenFS needs mysqlVersion 8.0: Percona removed ZenFS from Percona Server in 8.1.0-1 (2023-11-27) and 8.4 LTS has none; with mysqlVersion 8.4 set the zoned device's filesystem to btrfs, f2fs or xfs, or keep ZenFS with mysqlVersion 8.0"
 // +kubebuilder:validation:XValidation:rule="!has(self.mysqlVersion) || self.mysqlVersion == '8.0' || !has(self.flavor) || self.flavor == 'percona'",message="mysqlVersion 8.4 needs flavor percona: mysqlVersion picks the Percona Server series, and the mariadb stand-in is MariaDB 10.11 whatever it says; leave mysqlVersion at 8.0 for mariadb"
+// +kubebuilder:validation:XValidation:rule="!((has(self.storage.zonedDevice) && has(self.storage.zonedDevice.filesystem) && self.storage.zonedDevice.filesystem == 'xfs') || (has(self.storage.zonedClaim) && has(self.storage.zonedClaim.filesystem) && self.storage.zonedClaim.filesystem == 'xfs') || (has(self.storage.device) && has(self.storage.device.filesystem) && self.storage.device.filesystem == 'xfs')) || (has(self.format) && has(self.format.capSysAdmin) && self.format.capSysAdmin)",message="filesystem xfs needs spec.format.capSysAdmin: true: mkfs.xfs sets the device's block size with the BLKBSZSET ioctl, which Linux admits only with CAP_SYS_ADMIN, so an unprivileged format Job fails ('cannot set blocksize ... Permission denied'). With it the format Job runs as root with CAP_SYS_ADMIN and no other capability, and the namespace must admit that (Pod Security level privileged; docs/data-safety.md). Or choose btrfs or f2fs (zoned), or ext4 (storage.device), which need no capability"
+// +kubebuilder:validation:XValidation:rule="!(has(self.format) && has(self.format.capSysAdmin) && self.format.capSysAdmin) || ((has(self.storage.zonedDevice) && has(self.storage.zonedDevice.filesystem) && self.storage.zonedDevice.filesystem == 'xfs') || (has(self.storage.zonedClaim) && has(self.storage.zonedClaim.filesystem) && self.storage.zonedClaim.filesystem == 'xfs') || (has(self.storage.device) && has(self.storage.device.filesystem) && self.storage.device.filesystem == 'xfs'))",message="spec.format.capSysAdmin is for filesystem xfs only: the other file systems are made by an unprivileged format Job, which should stay without a capability it does not use"
 type ZNSDatabaseSpec struct {
 	// Storage is where the data lives: exactly one of zonedDevice, zonedClaim, device or volume. It cannot be
 	// changed after creation: moving a database to other storage is a new database.
@@ -347,32 +337,6 @@ type VolumeSource struct {
 	// +kubebuilder:default="10Gi"
 	// +optional
 	Size resource.Quantity `json:"size,omitempty"`
-}
-
-// FormatSpec controls how the operator formats the database's device.
-type FormatSpec struct {
-	// Policy is IfNeeded (format an empty device; keep the file system asked for; refuse a device holding
-	// anything else) or Never (the device must already hold the file system). Default: IfNeeded.
-	// +kubebuilder:default=IfNeeded
-	// +optional
-	Policy FormatPolicy `json:"policy,omitempty"`
-
-	// ReformatToken, when set to a value the file system on the device was not made with, re-formats the device
-	// once, DESTROYING ALL DATA on it. The applied value is recorded with the file system (zenfs: in its aux
-	// directory; btrfs, f2fs, ext4 and xfs: hashed in the label), so that restarts do not format again. Use a
-	// fresh value (for example a date) for each deliberate re-format: a new value stops mysqld, runs the format
-	// Job with it and starts mysqld again, for every file system. It is also the confirmation
-	// storage.device.precondition needs.
-	// +kubebuilder:validation:MaxLength=63
-	// +optional
-	ReformatToken string `json:"reformatToken,omitempty"`
-
-	// ZenFSFinishThreshold is ZenFS's --finish_threshold in percent: a zone with less free capacity than this is
-	// finished early. Default: 0 (ZenFS's own default). zenfs only.
-	// +kubebuilder:validation:Minimum=0
-	// +kubebuilder:validation:Maximum=100
-	// +optional
-	ZenFSFinishThreshold int32 `json:"zenfsFinishThreshold,omitempty"`
 }
 
 // DataVolumeSpec is the filesystem volume for the datadir.

@@ -3,7 +3,7 @@
 //
 //	kubectl zns report BENCHMARK                       the comparison table; failed targets with their reason
 //	kubectl zns compare B1 B2 ...                      several Benchmarks side by side
-//	kubectl zns export BENCHMARK --format csv|json     summaries and per-interval series, for a notebook
+//	kubectl zns export BENCHMARK --format csv|json     summaries and per-interval series (fio: device figures), for a notebook
 //	kubectl zns plot BENCHMARK -o FILE.png|.svg        charts
 //	kubectl zns watch BENCHMARK                        live phase, run, elapsed and remaining time, last TPS
 //	kubectl zns debug [NAME|benchmark/NAME] -o F      one tar.gz for a bug report, never a Secret (docs/debug-bundle.md)
@@ -173,7 +173,7 @@ func (s *session) exportCmd() *cobra.Command {
 	var format, data, out string
 	cmd := &cobra.Command{
 		Use:   "export BENCHMARK --format csv|json",
-		Short: "Summaries and per-interval series, for a notebook (json: both; csv: --data summary or series)",
+		Short: "Summaries and per-interval series, for a notebook (json: both; csv: --data summary, series, operations or fio)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			d, err := s.data(cmd.Context(), args[0])
@@ -191,8 +191,12 @@ func (s *session) exportCmd() *cobra.Command {
 				err = report.SummaryCSV(w, d)
 			case format == "csv" && data == "series":
 				err = report.SeriesCSV(w, d)
+			case format == "csv" && data == "operations":
+				err = report.OperationsCSV(w, d)
+			case format == "csv" && data == "fio":
+				err = report.FioCSV(w, d)
 			case format == "csv":
-				err = fmt.Errorf("--data %q: want summary or series", data)
+				err = fmt.Errorf("--data %q: want summary, series, operations or fio", data)
 			default:
 				err = fmt.Errorf("--format %q: want csv or json", format)
 			}
@@ -200,7 +204,7 @@ func (s *session) exportCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "json", "csv or json")
-	cmd.Flags().StringVar(&data, "data", "summary", "with --format csv: summary (one row per target and run, and the means) or series (one row per interval)")
+	cmd.Flags().StringVar(&data, "data", "summary", "with --format csv: summary (one row per target and run, and the means), series (one row per interval), operations (a YCSB Benchmark's figures per operation type, per run and mean) or fio (a fio Benchmark's figures per target, run and direction)")
 	cmd.Flags().StringVarP(&out, "output-file", "f", "", "write to this file instead of stdout")
 	return cmd
 }

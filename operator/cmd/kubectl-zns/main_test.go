@@ -121,6 +121,37 @@ func TestExportCommandReadsSeriesConfigMaps(t *testing.T) {
 	}
 }
 
+// A fio Benchmark exports its device figures with --data fio, exactly what report.FioCSV writes; the database
+// CSVs refuse it and --data fio refuses a sysbench Benchmark, each naming what to ask for instead.
+func TestExportCommandFio(t *testing.T) {
+	c, bs := fakeCluster(t, "fio", "pair")
+	out, _, err := run(t, c, "zns-demo", "export", "raw", "--format", "csv", "--data", "fio")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	if err := report.FioCSV(&want, report.Data{Benchmark: bs["fio"]}); err != nil {
+		t.Fatal(err)
+	}
+	if out != want.String() || strings.Count(out, "\n") != 10 {
+		t.Errorf("--data fio:\n%s\nwant (a header and 9 rows):\n%s", out, want.String())
+	}
+	for _, data := range []string{"summary", "series", "operations"} {
+		out, _, err := run(t, c, "zns-demo", "export", "raw", "--format", "csv", "--data", data)
+		if err == nil || !strings.Contains(err.Error(), "--data fio") || out != "" {
+			t.Errorf("--data %s of a fio Benchmark: %v, wrote %q", data, err, out)
+		}
+	}
+	if out, _, err := run(t, c, "zns-demo", "export", "pair", "--format", "csv", "--data", "fio"); err == nil ||
+		!strings.Contains(err.Error(), "zns-demo/pair runs sysbench, not fio") || out != "" {
+		t.Errorf("--data fio of a sysbench Benchmark: %v, wrote %q", err, out)
+	}
+	if _, _, err := run(t, c, "zns-demo", "export", "raw", "--format", "csv", "--data", "zones"); err == nil ||
+		!strings.Contains(err.Error(), "want summary, series, operations or fio") {
+		t.Errorf("--data zones: %v", err)
+	}
+}
+
 func TestCompareAndWatchCommands(t *testing.T) {
 	c, _ := fakeCluster(t, "pair", "failed")
 	out, _, err := run(t, c, "zns-demo", "compare", "pair", "failed")

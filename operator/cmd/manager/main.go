@@ -32,29 +32,42 @@ import (
 
 func main() {
 	var (
-		metricsAddr, probeAddr      string
-		leaderElect, metricsSecure  bool
-		perconaImage, mariadbImage  string
-		percona84Image              string
-		benchImage                  string
-		preflightRetry, blockedWait time.Duration
+		metricsAddr, probeAddr                    string
+		leaderElect, metricsSecure                bool
+		perconaImage, mariadbImage                string
+		percona84Image                            string
+		benchImage                                string
+		preflightRetry, blockedWait, probePeriod  time.Duration
+		leaseDuration, renewDeadline, retryPeriod time.Duration
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8443", "address the metrics endpoint binds to; 0 disables it")
 	flag.BoolVar(&metricsSecure, "metrics-secure", true, "serve metrics over HTTPS to clients the API server authenticates "+
 		"(TokenReview) and authorizes (SubjectAccessReview: get on the non-resource URL /metrics); false serves plain HTTP to anyone")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address the health probes bind to")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "elect a leader so that only one replica reconciles")
+	// Longer than client-go's 15s/10s/2s: the leader gives up when it cannot renew within the deadline, and on a slow
+	// API server (the zoned node under emulation answered a lease update in more than 5 s) the operator restarted
+	// every minute. A failover then takes up to the lease duration, which an operator of slow jobs can afford.
+	flag.DurationVar(&leaseDuration, "leader-elect-lease-duration", 137*time.Second, "how long a non-leader waits after the last renewal before it takes the lease")
+	flag.DurationVar(&renewDeadline, "leader-elect-renew-deadline", 107*time.Second, "how long the leader keeps trying to renew before it stops (less than the lease duration)")
+	flag.DurationVar(&retryPeriod, "leader-elect-retry-period", 26*time.Second, "wait between attempts to take or renew the lease")
 	flag.StringVar(&perconaImage, "percona-image", "zns-mysql/percona-zenfs:latest", "default MySQL image for flavor percona, mysqlVersion 8.0 (with ZenFS)")
 	flag.StringVar(&percona84Image, "percona-8.4-image", "zns-mysql/percona-84:latest", "default MySQL image for flavor percona, mysqlVersion 8.4 (no ZenFS)")
 	flag.StringVar(&mariadbImage, "mariadb-image", "zns-mysql/mariadb-myrocks:latest", "default MySQL image for flavor mariadb")
 	flag.StringVar(&benchImage, "bench-image", "zns-mysql/bench:latest", "default image of Benchmark Jobs (sysbench and znsbench)")
 	flag.DurationVar(&preflightRetry, "preflight-retry", time.Minute, "wait before a refused device is inspected again")
+	flag.DurationVar(&probePeriod, "database-probe-period", resources.DefaultProbePeriodSeconds*time.Second,
+		"period of mysqld's readiness probe, whole seconds (each probe starts a process in the container: under emulation, raise it)")
 	flag.DurationVar(&blockedWait, "blocked-retry", 30*time.Second, "wait before a database blocked on a missing object looks again")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
 	setupLog := ctrl.Log.WithName("setup")
+	if probePeriod < time.Second || probePeriod%time.Second != 0 {
+		setupLog.Error(nil, "--database-probe-period must be whole seconds, at least 1s", "given", probePeriod.String())
+		os.Exit(2)
+	}
 
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
@@ -75,7 +88,13 @@ func main() {
 		HealthProbeBindAddress: probeAddr,
 		LeaderElection:         leaderElect,
 		LeaderElectionID:       "zns-mysql-operator.zns-mysql.dev",
-		Client:                 client.Options{Cache: &client.CacheOptions{DisableFor: controller.UncachedObjects()}},
+		LeaseDuration:          &leaseDuration,
+		RenewDeadline:          &renewDeadline,
+		RetryPeriod:            &retryPeriod,
+		// A replica that stops (a rollout, a scale-down) hands the lease over at once instead of leaving the next
+		// one to wait out the longer lease duration.
+		LeaderElectionReleaseOnCancel: true,
+		Client:                        client.Options{Cache: &client.CacheOptions{DisableFor: controller.UncachedObjects()}},
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
 			// Only our own pods are of interest; caching every pod of a big cluster would cost memory.
 			&corev1.Pod{}: {Label: managed},
@@ -94,6 +113,7 @@ func main() {
 		BenchImage:     benchImage,
 		PreflightRetry: preflightRetry,
 		BlockedRetry:   blockedWait,
+		ProbePeriod:    probePeriod,
 	}); err != nil {
 		setupLog.Error(err, "cannot set up the ZNSDatabase controller")
 		os.Exit(1)

@@ -2,9 +2,11 @@
 // runs it in a Job per target and phase:
 //
 //	znsbench prepare|verify|run|cleanup [flags]
+//	znsbench ycsb-load|ycsb-verify|ycsb-run [flags] (YCSB through go-ycsb; ycsb.go)
 //	znsbench compare SUMMARY.json... (the last one is the baseline)
 //	znsbench precondition --dir DIR [--passes 2] [--fill-percent 90]
 //	znsbench drive --device DEV --dir DIR [--counters] [--model-op 7,28] (the drive sidecar)
+//	znsbench fio --device DEV --profiles P,... [--runtime 60s] [--write-token T] (fio on a raw device; fio.go)
 //
 // prepare, run and cleanup run sysbench, streaming its output to the pod
 // log; verify counts the prepared rows and, with --metrics-url, reads the
@@ -63,7 +65,7 @@ type config struct {
 }
 
 func usage(w io.Writer, fs *flag.FlagSet) {
-	fmt.Fprintf(w, "usage: znsbench prepare|verify|run|cleanup [flags]\n       znsbench compare SUMMARY.json... (the last one is the baseline)\n\nflags:\n")
+	fmt.Fprintf(w, "usage: znsbench prepare|verify|run|cleanup [flags]\n       znsbench ycsb-load|ycsb-verify|ycsb-run [flags] (znsbench ycsb-run -h)\n       znsbench compare SUMMARY.json... (the last one is the baseline)\n\nflags:\n")
 	fs.SetOutput(w)
 	fs.PrintDefaults()
 }
@@ -104,7 +106,7 @@ func newFlagSet(c *config) *flag.FlagSet {
 		"DEV+DEV counts several together (zoned XFS's data and metadata devices)")
 	fs.StringVar(&c.sysBlock, "sys-block", "/sys/block", "sysfs block directory")
 	fs.IntVar(&c.tailLines, "tail-lines", 15, "sysbench output lines kept in a failure's error message")
-	fs.DurationVar(&c.connectTimeout, "connect-timeout", 30*time.Second, "verify and --create-database: how long to retry connecting to the server")
+	fs.DurationVar(&c.connectTimeout, "connect-timeout", defaultConnectTimeout, "verify and --create-database: how long to retry connecting to the server")
 	fs.BoolVar(&c.createDatabase, "create-database", false, "prepare: create --mysql-db first if it does not exist")
 	fs.StringVar(&c.driveDir, "drive-dir", "", "directory shared with the drive sidecar: wait (bounded) until it has read the drive before the phase starts")
 	fs.StringVar(&c.metricsURL, "metrics-url", "", "verify: the database pod's metrics sidecar (znsdb metrics, http://HOST:9105/metrics), read for the usable capacity; unreadable is logged, never a failure")
@@ -129,6 +131,10 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, getenv f
 		return preconditionCmd(ctx, args[1:], stdout, stderr)
 	case "drive":
 		return driveCmd(ctx, args[1:], stdout, stderr)
+	case cmdYCSBLoad, cmdYCSBVerify, cmdYCSBRun:
+		return ycsbMain(ctx, args[0], args[1:], stdout, stderr, getenv)
+	case cmdFio:
+		return fioCmd(ctx, args[1:], stdout, stderr)
 	}
 	c.phase = args[0]
 	switch c.phase {
@@ -179,6 +185,12 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // waitForStart is the barrier: sleep until startAt, or fail when it has
 // passed by more than tolerance, since starting late would run this target
 // unsynchronised with the others and skew a multi-tenant comparison.
+// defaultConnectTimeout is how long a runner retries its first connection. A database counts as Available when
+// its pod is ready, and the Service reaches it once kube-proxy has the new endpoint: on the zoned node under
+// QEMU's emulation a prepare right after the bulk-load profile's restart could not connect for the 30 s this
+// used to be (ConnectionFailed, MyRocks on zoned XFS, 2026-11-27). Waiting costs nothing when the server answers.
+const defaultConnectTimeout = 2 * time.Minute
+
 func waitForStart(ctx context.Context, startAt time.Time, tolerance time.Duration,
 	now func() time.Time, sleep func(context.Context, time.Duration) error) error {
 	if startAt.IsZero() {

@@ -35,6 +35,12 @@ type runner struct {
 	sum    benchresult.Summary
 	series *benchresult.Series
 
+	// onStart, when set, is told of the tool's process once it runs (go-ycsb's run is ended by a signal when
+	// its time is up).
+	onStart func(*os.Process)
+	// keepInTail, when set, says which lines go into the tail a failure reports (all are streamed to the log).
+	keepInTail func(line string) bool
+
 	outMu sync.Mutex // serialises writes to stdout and stderr
 	tail  *lineRing
 }
@@ -398,6 +404,9 @@ func (r *runner) execStream(ctx context.Context, path string, args, env []string
 	if err := cmd.Start(); err != nil {
 		return err
 	}
+	if r.onStart != nil {
+		r.onStart(cmd.Process)
+	}
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() {
@@ -422,7 +431,9 @@ func (r *runner) copyLines(src io.Reader, dst io.Writer, each func(string)) {
 				each(line)
 			}
 			shown := r.redact.String(line)
-			r.tail.Add(shown)
+			if r.keepInTail == nil || r.keepInTail(shown) {
+				r.tail.Add(shown)
+			}
 			r.outMu.Lock()
 			_, _ = io.WriteString(dst, shown+"\n")
 			r.outMu.Unlock()

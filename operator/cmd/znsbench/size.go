@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/zns-mysql/zns-mysql/operator/internal/benchresult"
+	"github.com/zns-mysql/zns-mysql/operator/internal/ycsb"
 )
 
 // Data size sources, as recorded in the summary.
@@ -38,7 +41,11 @@ func (r *runner) measureSize(ctx context.Context) {
 		return
 	}
 	defer db.Close()
-	n, source, err := dataSize(cctx, db, engine, r.cfg.spec.DB)
+	tables := "sbtest%"
+	if r.sum.Tool == benchresult.ToolYCSB {
+		tables = ycsb.DefaultTable
+	}
+	n, source, err := dataSize(cctx, db, engine, r.cfg.spec.DB, tables)
 	if err != nil {
 		r.logf("size not measured: %v", err)
 		return
@@ -47,7 +54,9 @@ func (r *runner) measureSize(ctx context.Context) {
 	r.logf("%s: %d bytes (%s)", r.cfg.phase, n, source)
 }
 
-func dataSize(ctx context.Context, db *sql.DB, engine, schema string) (int64, string, error) {
+// dataSize is the engine's size of the benchmark's data; tables is the LIKE pattern of its tables' names
+// (sysbench's sbtest%, go-ycsb's usertable), for InnoDB's per-table tablespaces.
+func dataSize(ctx context.Context, db *sql.DB, engine, schema, tables string) (int64, string, error) {
 	var n sql.NullInt64
 	if engine == "rocksdb" {
 		err := db.QueryRowContext(ctx, "SELECT SUM(DATA_BLOCK_SIZE + INDEX_BLOCK_SIZE + FILTER_BLOCK_SIZE) FROM information_schema.ROCKSDB_SST_PROPS").Scan(&n)
@@ -56,13 +65,13 @@ func dataSize(ctx context.Context, db *sql.DB, engine, schema string) (int64, st
 		}
 		return n.Int64, SizeRocksDBSST, nil
 	}
-	// Tablespace names are "<schema>/<table>"; the sysbench tables are sbtest<N>.
+	// Tablespace names are "<schema>/<table>".
 	var errs []string
 	for _, view := range []string{"INNODB_TABLESPACES", "INNODB_SYS_TABLESPACES"} {
-		err := db.QueryRowContext(ctx, "SELECT SUM(FILE_SIZE) FROM information_schema."+view+" WHERE NAME LIKE ?", schema+"/sbtest%").Scan(&n)
+		err := db.QueryRowContext(ctx, "SELECT SUM(FILE_SIZE) FROM information_schema."+view+" WHERE NAME LIKE ?", schema+"/"+tables).Scan(&n)
 		if err == nil {
 			if !n.Valid {
-				return 0, "", fmt.Errorf("information_schema.%s lists no tablespace %s/sbtest*", view, schema)
+				return 0, "", fmt.Errorf("information_schema.%s lists no tablespace %s/%s", view, schema, tables)
 			}
 			return n.Int64, SizeInnoDBTablespace, nil
 		}

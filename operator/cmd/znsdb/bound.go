@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
+	"runtime/debug"
 	"strconv"
 	"syscall"
+	"unsafe"
 
 	"github.com/zns-mysql/zns-mysql/operator/internal/zenfs"
 )
@@ -76,24 +79,53 @@ func execBounded(args []string, d deps) int {
 		fmt.Fprintf(d.stderr, "znsdb exec-bounded: %v\n", err)
 		return 127 // a shell's "command not found"
 	}
-	// The limit binds this process until exec, and the program from its first
-	// instruction on; only new mappings count against it, so the little Go
-	// allocates before exec comes from what it has mapped already.
-	var lim syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_DATA, &lim); err != nil {
-		fmt.Fprintf(d.stderr, "znsdb exec-bounded: reading RLIMIT_DATA: %v\n", err)
+	err = setLimitAndExec(path, argv, os.Environ(), *dataBytes)
+	if errors.As(err, new(limitError)) {
+		fmt.Fprintf(d.stderr, "znsdb exec-bounded: %v\n", err)
 		return exitRefused
 	}
-	// A stricter limit set from outside stays; raising it would need privilege.
-	lim.Cur, lim.Max = min(*dataBytes, lim.Max), min(*dataBytes, lim.Max)
-	if err := syscall.Setrlimit(syscall.RLIMIT_DATA, &lim); err != nil {
-		fmt.Fprintf(d.stderr, "znsdb exec-bounded: setting RLIMIT_DATA to %d bytes: %v\n", *dataBytes, err)
-		return exitRefused
-	}
-	err = syscall.Exec(path, argv, os.Environ())
 	fmt.Fprintf(d.stderr, "znsdb exec-bounded: exec %s: %v\n", path, err)
 	if errors.Is(err, syscall.ENOENT) {
 		return 127
 	}
 	return 126 // a shell's "cannot execute"
+}
+
+// limitError is a failure to read or set the limit, before any exec.
+type limitError struct{ error }
+
+// setLimitAndExec sets RLIMIT_DATA and execs path, returning only on error.
+// Once the limit is set, the Go runtime of this process cannot map more
+// memory either: a garbage collection starting in between (its mark workers
+// need new stacks) died with "runtime: cannot allocate memory" about once in
+// twenty runs. So everything exec needs is allocated first, collection is
+// switched off, and nothing between the two system calls allocates.
+func setLimitAndExec(path string, argv, env []string, dataBytes uint64) error {
+	pathp, err := syscall.BytePtrFromString(path)
+	if err != nil {
+		return err
+	}
+	argvp, err := syscall.SlicePtrFromStrings(argv)
+	if err != nil {
+		return err
+	}
+	envp, err := syscall.SlicePtrFromStrings(env)
+	if err != nil {
+		return err
+	}
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_DATA, &lim); err != nil {
+		return limitError{fmt.Errorf("reading RLIMIT_DATA: %w", err)}
+	}
+	// A stricter limit set from outside stays; raising it would need privilege.
+	lim.Cur, lim.Max = min(dataBytes, lim.Max), min(dataBytes, lim.Max)
+	runtime.LockOSThread()
+	gcPercent := debug.SetGCPercent(-1) // returns once no collection is running
+	if _, _, e := syscall.RawSyscall6(syscall.SYS_PRLIMIT64, 0, uintptr(syscall.RLIMIT_DATA), uintptr(unsafe.Pointer(&lim)), 0, 0, 0); e != 0 {
+		debug.SetGCPercent(gcPercent)
+		runtime.UnlockOSThread()
+		return limitError{fmt.Errorf("setting RLIMIT_DATA to %d bytes: %w", dataBytes, e)}
+	}
+	_, _, e := syscall.RawSyscall(syscall.SYS_EXECVE, uintptr(unsafe.Pointer(pathp)), uintptr(unsafe.Pointer(&argvp[0])), uintptr(unsafe.Pointer(&envp[0])))
+	return e
 }

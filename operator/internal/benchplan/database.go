@@ -85,7 +85,11 @@ func ConnectionsNeeded(b *v1alpha1.Benchmark, db *v1alpha1.ZNSDatabase) Connecti
 	if st := s.SteadyState; st != nil && st.Threads > d.Threads && SteadyRequired(b, db) {
 		d = ConnectionDemand{Field: "steadyState.threads", Threads: st.Threads}
 	}
-	if (s.Prepare == nil || *s.Prepare) && s.PrepareThreads > d.Threads {
+	switch load := int32(ycsbLoadThreads(b, db)); {
+	case s.Prepare != nil && !*s.Prepare:
+	case IsYCSB(b) && load > d.Threads:
+		d = ConnectionDemand{Field: "ycsb.loadThreads", Threads: load}
+	case !IsYCSB(b) && s.PrepareThreads > d.Threads:
 		d = ConnectionDemand{Field: "prepareThreads", Threads: s.PrepareThreads}
 	}
 	return d

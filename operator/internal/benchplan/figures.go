@@ -67,6 +67,7 @@ func IterationResult(iteration int32, s benchresult.Summary, seriesConfigMap str
 			LatencyRelDevPct: Decimal(s.LatencyRelDevPct),
 		},
 	}
+	r.Operations = ycsbOperations(s)
 	// A deviation across fewer than two intervals is no figure at all, not a perfect 0.00.
 	if s.Intervals < 2 {
 		r.TPSRelDevPct, r.LatencyRelDevPct = "", ""

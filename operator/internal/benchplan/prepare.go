@@ -120,6 +120,9 @@ func (p *Plan) prepareTarget(obs PhaseObserved, ts *v1alpha1.TargetStatus, db *v
 	if ts.State == v1alpha1.TargetPending && !doPrepare {
 		ts.State = v1alpha1.TargetPrepared
 	}
+	if !p.resolveYCSB(b, ts, db) {
+		return
+	}
 	switch ts.State {
 	case v1alpha1.TargetPending:
 		// Decide from what exists, not only from status flags: a status update lost to a conflict must not
@@ -185,10 +188,9 @@ func (p *Plan) prepareTarget(obs PhaseObserved, ts *v1alpha1.TargetStatus, db *v
 		ts.Rows = sum.RowsFound
 		RecordPrepareSize(ts, sum)
 		RecordCapacity(b, ts, db, sum)
-		// Admission bounds tables x tableSize to 10^10: the product cannot overflow.
-		want := int64(b.Spec.Tables) * b.Spec.TableSize
+		want, wantText := expectedRows(b, ts)
 		if !sum.OK || sum.RowsFound != want {
-			msg := fmt.Sprintf("found %d rows, expected %d tables x %d rows = %d", sum.RowsFound, b.Spec.Tables, b.Spec.TableSize, want)
+			msg := fmt.Sprintf("found %d rows, expected %s", sum.RowsFound, wantText)
 			if sum.Error != "" {
 				msg += ": " + sum.Error
 			}

@@ -49,7 +49,8 @@ func Summarize(spec *v1alpha1.BenchmarkSpec, st *v1alpha1.BenchmarkStatus) {
 			if its := runsWhere(ts.Iterations, func(r v1alpha1.IterationResult) bool { return r.Threads == th }); len(its) > 0 {
 				s := summarizeRuns(its)
 				sums[i][threadsKey(th)], sums[i][headline] = s, s // the last count's is the target's own
-				ts.Sweep = append(ts.Sweep, v1alpha1.SweepPoint{Threads: th, Mean: s.mean, AcrossRuns: s.spread})
+				ts.Sweep = append(ts.Sweep, v1alpha1.SweepPoint{Threads: th, Mean: s.mean, AcrossRuns: s.spread,
+					Operations: meanOperations(s.runs)})
 			}
 		}
 		for _, w := range spec.Workloads {
@@ -65,6 +66,9 @@ func Summarize(spec *v1alpha1.BenchmarkSpec, st *v1alpha1.BenchmarkStatus) {
 		}
 		ts.Mean, ts.AcrossRuns = sums[i][headline].mean.DeepCopy(), sums[i][headline].spread.DeepCopy()
 		ts.DriveMean = meanDrive(sums[i][headline].runs)
+		if ts.YCSB != nil {
+			ts.YCSB.Operations = meanOperations(sums[i][headline].runs)
+		}
 		if ts.Name == st.Baseline {
 			base = sums[i]
 		}

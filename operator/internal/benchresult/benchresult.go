@@ -63,6 +63,12 @@ type Summary struct {
 	// sysbench printed (FATAL lines included), password redacted.
 	Error string `json:"error,omitempty"`
 
+	// Tool is ToolYCSB for a go-ycsb phase, empty for sysbench.
+	Tool string `json:"tool,omitempty"`
+	// Ops are a YCSB run's figures per operation type; TPS, Transactions and the latencies are then over all of
+	// them (see package ycsb's Totals).
+	Ops []OpFigures `json:"ops,omitempty"`
+
 	SysbenchVersion string `json:"sysbenchVersion,omitempty"`
 	Workload        string `json:"workload,omitempty"`
 	Threads         int    `json:"threads,omitempty"`
@@ -152,6 +158,7 @@ var ErrTooLarge = errors.New("benchresult: summary exceeds the termination messa
 // lines), until the whole fits.
 func (s Summary) Encode() ([]byte, error) {
 	s.Schema = SchemaVersion
+	s.Ops = append([]OpFigures(nil), s.Ops...) // sanitize must not touch the caller's slice
 	s.sanitize()
 	s.Error = TrimError(s.Error, MaxErrorBytes)
 	for {
@@ -196,6 +203,9 @@ func (s *Summary) sanitize() {
 		if math.IsNaN(*f) || math.IsInf(*f, 0) {
 			*f = 0
 		}
+	}
+	for i := range s.Ops {
+		s.Ops[i].sanitize()
 	}
 }
 

@@ -35,7 +35,7 @@ const (
 )
 
 // Kinds are the charts in the order of the combined figure.
-var Kinds = []Kind{TPSOverTime, LatencyOverTime, Bars, Distribution, Sweep}
+var Kinds = []Kind{TPSOverTime, LatencyOverTime, Bars, Distribution, Sweep, Operations}
 
 // palette tells the targets apart (colour-blind-safe Okabe-Ito colours).
 var palette = []color.RGBA{
@@ -82,6 +82,8 @@ func Available(d report.Data, k Kind) error {
 			}
 		}
 		return fmt.Errorf("%s: no target has sweep results yet", k)
+	case Operations:
+		return operationsAvailable(d)
 	}
 	return fmt.Errorf("unknown chart %q (want one of %v)", k, Kinds)
 }
@@ -103,6 +105,8 @@ func Plot(d report.Data, k Kind) (*plot.Plot, error) {
 		return distribution(d)
 	case Sweep:
 		return sweep(d)
+	case Operations:
+		return operations(d)
 	}
 	return nil, fmt.Errorf("unknown chart %q", k)
 }

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -82,6 +83,11 @@ func equalStatus(a, b *v1alpha1.BenchmarkStatus) bool {
 
 // step runs the handler of the current phase.
 func (r *BenchmarkReconciler) step(ctx context.Context, b *v1alpha1.Benchmark) (ctrl.Result, error) {
+	if b.Spec.Tool == v1alpha1.ToolFio {
+		// Its targets are devices: the database state machine below would look for ZNSDatabases named like
+		// them, and could hold and load one.
+		return r.fioStep(ctx, b)
+	}
 	switch b.Status.Phase {
 	case "", v1alpha1.BenchmarkPending:
 		r.start(b)
@@ -128,6 +134,9 @@ func (r *BenchmarkReconciler) failTarget(b *v1alpha1.Benchmark, ts *v1alpha1.Tar
 // settle leaves nothing behind a finished Benchmark: no Job still running, no database held (each back in
 // its own profile). Each step is idempotent; a failed one is retried on the next reconcile.
 func (r *BenchmarkReconciler) settle(ctx context.Context, b *v1alpha1.Benchmark) error {
+	if b.Spec.Tool == v1alpha1.ToolFio {
+		return r.fioSettle(ctx, b)
+	}
 	if err := r.stopJobs(ctx, b, ""); err != nil {
 		return err
 	}
@@ -160,18 +169,37 @@ func (r *BenchmarkReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.Benchmark{}).
 		Owns(&batchv1.Job{}).
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToBenchmark)).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.podToBenchmarks)).
 		Watches(&v1alpha1.ZNSDatabase{}, handler.EnqueueRequestsFromMapFunc(r.databaseToBenchmarks)).
 		Named("benchmark").
 		Complete(r)
 }
 
-func podToBenchmark(_ context.Context, obj client.Object) []reconcile.Request {
-	name := obj.GetLabels()[resources.LabelBenchmark]
-	if name == "" || obj.GetLabels()[v1alpha1.LabelManagedBy] != v1alpha1.ManagedByValue {
+// podToBenchmarks wakes the Benchmark of a runner pod, and the fio Benchmarks whose database target's mysqld pod
+// it is (one waits for that pod to go).
+func (r *BenchmarkReconciler) podToBenchmarks(ctx context.Context, obj client.Object) []reconcile.Request {
+	l := obj.GetLabels()
+	if l[v1alpha1.LabelManagedBy] != v1alpha1.ManagedByValue {
 		return nil
 	}
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}}}
+	if name := l[resources.LabelBenchmark]; name != "" {
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}}}
+	}
+	db := l[v1alpha1.LabelInstance]
+	if db == "" {
+		return nil
+	}
+	list := &v1alpha1.BenchmarkList{}
+	if err := r.List(ctx, list, client.InNamespace(obj.GetNamespace())); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for _, b := range list.Items {
+		if b.IsFio() && slices.ContainsFunc(b.Spec.Targets, func(t v1alpha1.BenchmarkTarget) bool { return t.Database == db }) {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&b)})
+		}
+	}
+	return out
 }
 
 func (r *BenchmarkReconciler) databaseToBenchmarks(ctx context.Context, obj client.Object) []reconcile.Request {
@@ -182,7 +210,7 @@ func (r *BenchmarkReconciler) databaseToBenchmarks(ctx context.Context, obj clie
 	var out []reconcile.Request
 	for _, b := range list.Items {
 		for _, t := range b.Spec.Targets {
-			if t.Name == obj.GetName() {
+			if t.Name == obj.GetName() && t.Device == nil || t.Database == obj.GetName() {
 				out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&b)})
 				break
 			}

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"math/big"
+	"time"
 	"unicode/utf8"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -177,7 +178,8 @@ func (r *ZNSDatabaseReconciler) reconcileStatefulSet(ctx context.Context, st *st
 		return &ctrl.Result{}, nil
 	}
 	st.image = image
-	return nil, r.apply(ctx, resources.StatefulSet(db, resources.StatefulSetInput{Image: image, ConfigMapName: st.configMapName}))
+	return nil, r.apply(ctx, resources.StatefulSet(db, resources.StatefulSetInput{Image: image, ConfigMapName: st.configMapName,
+		ProbePeriodSeconds: int32(r.ProbePeriod / time.Second)}))
 }
 
 // reconcileAvailability reads the StatefulSet and its pod into the Available condition and the ZenFS status.

@@ -17,6 +17,7 @@ import (
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
 	"github.com/zns-mysql/zns-mysql/operator/internal/deviceid"
 	"github.com/zns-mysql/zns-mysql/operator/internal/event"
+	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
 )
 
 // One device, one database: a device is identified by its node and kernel name (package deviceid), however a
@@ -130,19 +131,31 @@ func (r *ZNSDatabaseReconciler) checkDevice(ctx context.Context, st *state, must
 		}
 		holders = append(holders, other.Namespace+"/"+other.Name)
 	}
+	var measuring []string
 	for _, mine := range devicesOf(db, id) {
-		if pvOwner, err := r.devicePVOwner(ctx, mine); err != nil {
+		pvOwner, fio, err := r.devicePVHolder(ctx, mine)
+		if err != nil {
 			return nil, err
-		} else if pvOwner != "" && pvOwner != db.OwnerAnnotationValue() && !slices.Contains(holders, pvOwner) {
+		}
+		switch {
+		case fio != "":
+			// a fio Benchmark measures the device (this database's own, as a database target, or a device
+			// target's volume): nothing that could touch the device is made until it ends
+			measuring = append(measuring, fio)
+		case pvOwner != "" && pvOwner != db.OwnerAnnotationValue() && !slices.Contains(holders, pvOwner):
 			holders = append(holders, pvOwner+" (its PersistentVolume is still being released)")
 		}
 	}
-	if len(holders) == 0 {
+	if len(holders) == 0 && len(measuring) == 0 {
 		return nil, nil
 	}
 	sort.Strings(holders)
 	msg := fmt.Sprintf("%s (%s) is already claimed by ZNSDatabase %s; a device serves one database: give this one another device",
 		describeDevice(db), id, strings.Join(holders, ", "))
+	if len(holders) == 0 {
+		msg = fmt.Sprintf("%s (%s) is being measured by fio Benchmark %s: this database waits until it ends, and nothing that could touch the device is created meanwhile",
+			describeDevice(db), id, strings.Join(measuring, ", "))
+	}
 	if !isBlockedBy(db, v1alpha1.ReasonDeviceConflict) {
 		event.DeviceConflict.Emit(db, r.Recorder, msg)
 	}
@@ -181,6 +194,20 @@ func describeDevice(db *v1alpha1.ZNSDatabase) string {
 // devicePVOwner is the database named on the operator's own PersistentVolume for a device, if there is one.
 func (r *ZNSDatabaseReconciler) devicePVOwner(ctx context.Context, id deviceid.ID) (string, error) {
 	return r.pvOwner(ctx, v1alpha1.DevicePVName(id.Node, id.Device))
+}
+
+// devicePVHolder is who holds the operator's PersistentVolume of a device: the database it names as owner, and
+// the fio Benchmark measuring the device (resources.AnnotationFioBenchmark); "" for none or no volume.
+func (r *ZNSDatabaseReconciler) devicePVHolder(ctx context.Context, id deviceid.ID) (owner, fio string, err error) {
+	pv := &corev1.PersistentVolume{}
+	err = r.Get(ctx, client.ObjectKey{Name: v1alpha1.DevicePVName(id.Node, id.Device)}, pv)
+	if apierrors.IsNotFound(err) {
+		return "", "", nil
+	}
+	if err != nil {
+		return "", "", err
+	}
+	return pv.Annotations[v1alpha1.AnnotationOwner], pv.Annotations[resources.AnnotationFioBenchmark], nil
 }
 
 // pvOwner is the database named on one of the operator's PersistentVolumes, "" when it does not exist.

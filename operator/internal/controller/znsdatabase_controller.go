@@ -5,6 +5,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -63,6 +64,8 @@ type ZNSDatabaseReconciler struct {
 	BenchImage string
 	// APIReader reads past the cache where a stale answer would do harm (whether a lease's Benchmark exists).
 	APIReader client.Reader
+	// ProbePeriod is the period of mysqld's readiness probe; 0 is resources.DefaultProbePeriodSeconds.
+	ProbePeriod time.Duration
 }
 
 // +kubebuilder:rbac:groups=zns-mysql.dev,resources=znsdatabases,verbs=get;list;watch;update;patch
@@ -79,6 +82,7 @@ type ZNSDatabaseReconciler struct {
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch;create;update;patch
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create;update;patch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get
 // +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;update;patch;delete
 
@@ -238,6 +242,9 @@ func (r *ZNSDatabaseReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&rbacv1.RoleBinding{}).
 		// Pods carry the init containers' reports; they are owned by the StatefulSet and the Job, not by us.
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToDatabase)).
+		// A fio Benchmark locks a database's device volume (resources.AnnotationFioBenchmark) and unlocks it: the
+		// database says so, and resumes, at once rather than at its next unrelated event.
+		Watches(&corev1.PersistentVolume{}, handler.EnqueueRequestsFromMapFunc(pvToDatabase)).
 		// A Benchmark that goes without handing its databases back (its finalizer removed by hand) leaves a
 		// lease that only this reconciler ends; its other changes are the Benchmark reconciler's business.
 		Watches(&v1alpha1.Benchmark{}, handler.EnqueueRequestsFromMapFunc(benchmarkTargets),
@@ -262,6 +269,19 @@ func benchmarkTargets(_ context.Context, obj client.Object) []reconcile.Request 
 	return out
 }
 
+// pvToDatabase maps one of the operator's PersistentVolumes to the database it names as owner ("namespace/name";
+// a fio Benchmark's own volumes name no database).
+func pvToDatabase(_ context.Context, obj client.Object) []reconcile.Request {
+	if obj.GetLabels()[v1alpha1.LabelManagedBy] != v1alpha1.ManagedByValue {
+		return nil
+	}
+	ns, name, ok := strings.Cut(obj.GetAnnotations()[v1alpha1.AnnotationOwner], "/")
+	if !ok || ns == "" || name == "" || strings.Contains(ns, ":") {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}}
+}
+
 func podToDatabase(_ context.Context, obj client.Object) []reconcile.Request {
 	l := obj.GetLabels()
 	if l[v1alpha1.LabelManagedBy] != v1alpha1.ManagedByValue || l[v1alpha1.LabelInstance] == "" {
@@ -276,6 +296,8 @@ type Options struct {
 	BenchImage     string
 	PreflightRetry time.Duration
 	BlockedRetry   time.Duration
+	// ProbePeriod is the period of mysqld's readiness probe (0: resources.DefaultProbePeriodSeconds).
+	ProbePeriod time.Duration
 }
 
 // SetupZNSDatabase builds the ZNSDatabase reconciler from the manager and registers it; main and the envtest
@@ -289,6 +311,7 @@ func SetupZNSDatabase(mgr ctrl.Manager, opts Options) error {
 		PreflightRetry: opts.PreflightRetry,
 		BlockedRetry:   opts.BlockedRetry,
 		BenchImage:     opts.BenchImage,
+		ProbePeriod:    opts.ProbePeriod,
 		APIReader:      mgr.GetAPIReader(),
 	}
 	knownOutcomes()

@@ -430,6 +430,7 @@ func TestDeviceAdmission(t *testing.T) {
 	rocks := deviceDB(ns, "rocks", "n", "vde")
 	rocks.Spec.Engine, rocks.Spec.Flavor = v1alpha1.EngineRocksDB, v1alpha1.FlavorPercona
 	rocks.Spec.Storage.Device.Filesystem = v1alpha1.FilesystemXFS
+	rocks.Spec.Format.CapSysAdmin = true // mkfs.xfs's BLKBSZSET
 	rocks.Spec.Storage.Device.Precondition = nil
 	create(t, rocks)
 

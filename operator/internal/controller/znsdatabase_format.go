@@ -173,6 +173,9 @@ func (r *ZNSDatabaseReconciler) runFormatJob(ctx context.Context, db *v1alpha1.Z
 		blocked(db, v1alpha1.ReasonNoImage, err.Error())
 		return &ctrl.Result{}, nil
 	}
+	if res, err := r.formatPodSecurityRefused(ctx, db); res != nil || err != nil {
+		return res, err
+	}
 	job, res, err := r.ensureJob(ctx, db, db.FormatJobName(), resources.FormatJob(db, image, r.BenchImage))
 	if res != nil || err != nil {
 		return res, err

@@ -271,9 +271,13 @@ func TestReformatTokenSameForEveryFilesystem(t *testing.T) {
 			})
 			finishJob(t, db, db.FormatJobName(), resources.FormatContainer, tc.report(t, "2026-11-27"), true)
 			waitObject(t, client.ObjectKey{Namespace: ns, Name: db.StatefulSetName()}, &appsv1.StatefulSet{})
-			if fs := get(t, db).Status.Filesystem; fs == nil || fs.ReformatToken != "2026-11-27" || fs.Type != tc.fs {
-				t.Errorf("status.filesystem %+v", fs)
-			}
+			// The reconcile that applies the StatefulSet writes the status only at its end.
+			eventually(t, "status.filesystem from the new token's report", func() error {
+				if fs := get(t, db).Status.Filesystem; fs == nil || fs.ReformatToken != "2026-11-27" || fs.Type != tc.fs {
+					return fmt.Errorf("status.filesystem %+v", fs)
+				}
+				return nil
+			})
 
 			patchToken(t, get(t, db), "")
 			consistently(t, "taking the token away restarts nothing", time.Second, func() error {

@@ -27,6 +27,7 @@ func zonedXFSDB(ns, name, node, device, meta string) *v1alpha1.ZNSDatabase {
 	db := btrfsDB(ns, name, node, device)
 	db.Spec.Storage.ZonedDevice.Filesystem = v1alpha1.FilesystemZonedXFS
 	db.Spec.Storage.ZonedDevice.MetadataDeviceName = meta
+	db.Spec.Format.CapSysAdmin = true
 	return db
 }
 
@@ -47,11 +48,22 @@ func TestZonedXFSAdmission(t *testing.T) {
 			db.Spec.Storage.ZonedDevice.Filesystem = v1alpha1.FilesystemBtrfs
 			return db
 		}(), "for filesystem xfs only"},
+		{"xfs without capSysAdmin", func() *v1alpha1.ZNSDatabase {
+			db := zonedXFSDB(ns, "xfs-nocap", "n", "nullb2", "")
+			db.Spec.Format.CapSysAdmin = false
+			return db
+		}(), "filesystem xfs needs spec.format.capSysAdmin: true: mkfs.xfs sets the device's block size with the BLKBSZSET ioctl"},
+		{"capSysAdmin for btrfs", func() *v1alpha1.ZNSDatabase {
+			db := btrfsDB(ns, "btrfs-cap", "n", "nullb3")
+			db.Spec.Format.CapSysAdmin = true
+			return db
+		}(), "spec.format.capSysAdmin is for filesystem xfs only"},
 		{"a zonedClaim on ZNS", func() *v1alpha1.ZNSDatabase {
 			db := btrfsDB(ns, "xfs-claim", "n", "nullb0")
 			db.Spec.Storage.ZonedDevice = nil
 			db.Spec.Storage.ZonedClaim = &v1alpha1.ZonedClaimSource{ClaimName: "c", DeviceName: "nvme0n2",
 				Filesystem: v1alpha1.FilesystemZonedXFS}
+			db.Spec.Format.CapSysAdmin = true
 			return db
 		}(), "only storage.zonedDevice can name"},
 	} {
@@ -125,6 +137,14 @@ func TestZonedXFSWithMetadataDevice(t *testing.T) {
 	if got := strings.Join(c.Command, " "); got != "znsdb format --device nvme0n2 --filesystem xfs --policy IfNeeded --zoned --metadata-device nvme0n1" {
 		t.Errorf("format command %q", got)
 	}
+	// mkfs.xfs's BLKBSZSET: the format container alone is root with CAP_SYS_ADMIN, as spec.format.capSysAdmin allowed.
+	if sc := c.SecurityContext; sc == nil || sc.RunAsUser == nil || *sc.RunAsUser != 0 || sc.Capabilities == nil ||
+		!slices.Equal(sc.Capabilities.Add, []corev1.Capability{"SYS_ADMIN"}) || !slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) {
+		t.Errorf("format container security %+v: want uid 0 with CAP_SYS_ADMIN alone", sc)
+	}
+	if sc := pj.Spec.Template.Spec.Containers[0].SecurityContext; sc == nil || sc.RunAsUser != nil || sc.Capabilities == nil || len(sc.Capabilities.Add) != 0 {
+		t.Errorf("preflight container security %+v: want the pod's non-root user without capabilities", sc)
+	}
 	var paths []string
 	for _, d := range c.VolumeDevices {
 		paths = append(paths, d.DevicePath)
@@ -165,4 +185,46 @@ func TestZonedXFSWithMetadataDevice(t *testing.T) {
 			absent(client.ObjectKey{Name: metaPV}, &corev1.PersistentVolume{}),
 			absent(client.ObjectKey{Namespace: ns, Name: db.MetadataClaimName()}, &corev1.PersistentVolumeClaim{}))
 	})
+}
+
+// TestZonedXFSPodSecurityRefused: in a namespace whose Pod Security level refuses CAP_SYS_ADMIN, no format Job is
+// made (its pod would be refused where only the Job's events show it); the database says which label to set,
+// and goes on once the namespace admits the pod.
+func TestZonedXFSPodSecurityRefused(t *testing.T) {
+	requireEnv(t)
+	ns := newNamespace(t)
+	setNamespaceLabel(t, ns, "baseline")
+	db := zonedXFSDB(ns, "inno-zxfs", "psa-node", "nvme0n2", "nvme0n1")
+	create(t, db)
+	finishPreflight(t, db, zonedXFSPreflight(t, "nvme0n2", "nvme0n1"), true)
+	c := waitCondition(t, db, v1alpha1.ConditionAvailable, metav1.ConditionFalse, v1alpha1.ReasonPodSecurityRefused)
+	for _, want := range []string{"CAP_SYS_ADMIN for mkfs.xfs", "pod-security.kubernetes.io/enforce=baseline", "=privileged"} {
+		if !strings.Contains(c.Message, want) {
+			t.Errorf("condition %q does not say %q", c.Message, want)
+		}
+	}
+	if msg := waitEvent(t, db, "PodSecurityRefused"); msg != c.Message {
+		t.Errorf("event %q, want the condition's message", msg)
+	}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: db.FormatJobName()}, &batchv1.Job{}); err == nil {
+		t.Error("a format Job was made in a namespace that refuses its pod")
+	}
+	setNamespaceLabel(t, ns, "privileged")
+	waitObject(t, client.ObjectKey{Namespace: ns, Name: db.FormatJobName()}, &batchv1.Job{})
+	waitCondition(t, db, v1alpha1.ConditionAvailable, metav1.ConditionFalse, v1alpha1.ReasonFormatting)
+}
+
+func setNamespaceLabel(t *testing.T, ns, level string) {
+	t.Helper()
+	n := &corev1.Namespace{}
+	if err := k8s.Get(ctx, client.ObjectKey{Name: ns}, n); err != nil {
+		t.Fatal(err)
+	}
+	if n.Labels == nil {
+		n.Labels = map[string]string{}
+	}
+	n.Labels["pod-security.kubernetes.io/enforce"] = level
+	if err := k8s.Update(ctx, n); err != nil {
+		t.Fatal(err)
+	}
 }

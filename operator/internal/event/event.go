@@ -54,6 +54,8 @@ var (
 	ChildRejected  = Event{corev1.EventTypeWarning, "ChildRejected", "%s"}
 	// ChildForbidden: admission refused a child with 403 Forbidden (a ResourceQuota, a policy); retried.
 	ChildForbidden = Event{corev1.EventTypeWarning, "ChildForbidden", "%s"}
+	// PodSecurityRefused: the format Job needs CAP_SYS_ADMIN, which the namespace's Pod Security level refuses.
+	PodSecurityRefused = Event{corev1.EventTypeWarning, "PodSecurityRefused", "%s"}
 	// PreflightUnschedulable: the scheduler cannot place the preflight pod (a node that does not exist, taints).
 	PreflightUnschedulable = Event{corev1.EventTypeWarning, "PreflightUnschedulable", "%s"}
 	// DeviceDriveCountersReset: the drive's counters went backwards while the format Job wrote (reset or replaced).

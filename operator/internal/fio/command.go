@@ -62,6 +62,14 @@ type Job struct {
 	// of the blocks it wrote (norandommap: on a 4 TB device the map takes
 	// about 120 MB, and a time-bound job need not cover every block).
 	FreshRandom bool
+	// OffsetIncrement moves each clone of a NumJobs > 1 job this many bytes
+	// further than the one before (fio's offset_increment), so that clones
+	// write regions of their own: with zone-aligned regions, one zone open
+	// per clone.
+	OffsetIncrement int64
+	// RateBytes caps the job's bandwidth in bytes per second (fio's rate);
+	// 0 means no cap.
+	RateBytes int64
 }
 
 // Precondition is the seed methodology's step for conventional drives:
@@ -187,6 +195,9 @@ func (j Job) Args() ([]string, error) {
 	if j.NumJobs > 1 {
 		args = append(args, "--numjobs="+strconv.Itoa(j.NumJobs), "--group_reporting")
 	}
+	if j.OffsetIncrement > 0 {
+		args = append(args, "--offset_increment="+strconv.FormatInt(j.OffsetIncrement, 10))
+	}
 	if j.Offset > 0 {
 		args = append(args, "--offset="+strconv.FormatInt(j.Offset, 10))
 	}
@@ -205,6 +216,9 @@ func (j Job) Args() ([]string, error) {
 	if j.FreshRandom {
 		args = append(args, "--randrepeat=0", "--norandommap")
 	}
+	if j.RateBytes > 0 {
+		args = append(args, "--rate="+strconv.FormatInt(j.RateBytes, 10))
+	}
 	if j.Zoned {
 		args = append(args, "--zonemode=zbd")
 		if j.MaxOpenZones > 0 {
@@ -212,6 +226,36 @@ func (j Job) Args() ([]string, error) {
 		}
 	}
 	return args, nil
+}
+
+// MultiArgs returns fio's arguments for jobs that run side by side in one fio
+// process (a reader and a rate-capped writer, say). fio reads the options
+// after each --name as that job's own. Each job after the first starts a new
+// reporting group (new_group), so that group_reporting of one job's clones
+// never folds another job's figures into them: the report keeps one entry
+// per job, in order.
+func MultiArgs(jobs ...Job) ([]string, error) {
+	if len(jobs) == 0 {
+		return nil, errors.New("no fio job")
+	}
+	var out []string
+	var errs []error
+	for i, j := range jobs {
+		args, err := j.Args()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("job %d (%s): %w", i+1, j.Name, err))
+			continue
+		}
+		if i > 0 {
+			// --output-format is global: given once, first
+			args = append(args[1:], "--new_group")
+		}
+		out = append(out, args...)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // fioDuration writes d in fio's time syntax: whole seconds, else
@@ -246,13 +290,16 @@ func (j Job) validate() error {
 	for _, f := range []struct {
 		name string
 		v    int64
-	}{{"block size", j.BlockSize}, {"offset", j.Offset}, {"size", j.Size}} {
+	}{{"block size", j.BlockSize}, {"offset", j.Offset}, {"size", j.Size}, {"offset increment", j.OffsetIncrement}} {
 		if f.v < 0 || f.v%512 != 0 {
 			bad("%s %d: must be a non-negative multiple of 512 (direct I/O)", f.name, f.v)
 		}
 	}
-	if j.IODepth < 0 || j.NumJobs < 0 || j.Loops < 0 || j.MaxOpenZones < 0 || j.Runtime < 0 {
-		bad("iodepth, numjobs, loops, max open zones and runtime cannot be negative")
+	if j.IODepth < 0 || j.NumJobs < 0 || j.Loops < 0 || j.MaxOpenZones < 0 || j.Runtime < 0 || j.RateBytes < 0 {
+		bad("iodepth, numjobs, loops, max open zones, runtime and rate cannot be negative")
+	}
+	if j.OffsetIncrement > 0 && j.NumJobs < 2 {
+		bad("offset increment %d applies to a job with numjobs > 1", j.OffsetIncrement)
 	}
 	if j.TimeBased && j.Runtime <= 0 {
 		bad("time_based needs a runtime, or fio runs until it is killed")

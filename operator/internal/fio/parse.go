@@ -1,5 +1,7 @@
 // Package fio builds fio command lines for the Benchmark (preconditioning a
-// conventional drive, zoned measurement jobs) and parses fio's JSON output.
+// conventional drive, zoned measurement jobs, the named profiles of a raw
+// device benchmark: profiles.go) and parses fio's JSON output into figures
+// (results.go).
 //
 // It is pure: nothing here runs fio. The QEMU test tier (test/qemu) runs the
 // commands built here against real null_blk and NVMe ZNS devices and parses

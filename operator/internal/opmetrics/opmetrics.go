@@ -155,6 +155,12 @@ func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 		descResultDriveHost, descResultDriveMedia, descResultDriveWA, descResultModelledWA, descTargetFailed, descDBAvailable, descDBZenFS, descDBZones} {
 		ch <- d
 	}
+	for _, d := range ycsbDescs {
+		ch <- d
+	}
+	for _, d := range fioDescs {
+		ch <- d
+	}
 }
 
 // scrapeTimeout bounds the cache reads of one scrape; the cache answers from memory, so this only matters before it
@@ -231,6 +237,8 @@ func collectBenchmark(ch chan<- prometheus.Metric, b *v1alpha1.Benchmark, now ti
 			}
 		}
 		collectDrive(ch, t.DriveMean, tl)
+		collectYCSB(ch, t, tl)
+		collectFio(ch, t, tl)
 		if r := t.VsBaseline; r != nil {
 			emit(ch, descResultVsBaseline, r.TPS, append(tl, "tps")...)
 			emit(ch, descResultVsBaseline, r.LatencyPct, append(tl, "latency")...)

@@ -150,6 +150,7 @@ func TestGuestSuite(t *testing.T) {
 	t.Run("captured", func(t *testing.T) {
 		checkTrees(t, filepath.Join(captureDir, "sys/block"))
 		checkFioCaptures(t, filepath.Join(captureDir, "fio"))
+		checkRunnerCaptures(t, filepath.Join(captureDir, "znsbench-fio"))
 		if nvmeLogsErr == nil {
 			checkNVMeLogCaptures(t, filepath.Join(captureDir, "nvmelog"))
 		}
@@ -336,20 +337,42 @@ func sorted(s []string) []string {
 	return s
 }
 
-func checkFioCaptures(t *testing.T, dir string) {
+// jsonCaptures reads the want JSON captures a run saved in dir, by file name.
+func jsonCaptures(t *testing.T, dir, what string, want int) map[string][]byte {
 	t.Helper()
 	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
-	if len(files) != 4 {
-		t.Fatalf("fio captures %v, want 4", files)
+	if len(files) != want {
+		t.Fatalf("%s captures %v, want %d", what, files, want)
 	}
+	out := map[string][]byte{}
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
+		out[f] = b
+	}
+	return out
+}
+
+func checkFioCaptures(t *testing.T, dir string) {
+	t.Helper()
+	for f, b := range jsonCaptures(t, dir, "fio", 4) {
 		r, err := fio.Parse(b)
 		if err != nil || r.Err() != nil || len(r.Jobs) != 1 {
 			t.Errorf("%s: %v, %v", f, err, r)
+		}
+	}
+}
+
+// checkRunnerCaptures: TestZnsbenchFioProfiles saved the fio runner's report of each device (null_blk zoned and
+// NVMe ZNS), every profile run.
+func checkRunnerCaptures(t *testing.T, dir string) {
+	t.Helper()
+	for f, b := range jsonCaptures(t, dir, "znsbench fio", 2) {
+		var rep fio.RunnerReport
+		if err := json.Unmarshal(b, &rep); err != nil || rep.Failed != "" || rep.Refused != "" || len(rep.Results) < len(fio.Profiles) {
+			t.Errorf("%s: %v, %+v", f, err, rep)
 		}
 	}
 }
@@ -379,6 +402,7 @@ func updateTestdata(t *testing.T, root, captureDir string, nvmeLogs bool) {
 	}
 	copyTree(t, filepath.Join(captureDir, "sys"), sysDst)
 	copyTree(t, filepath.Join(captureDir, "fio"), filepath.Join(root, "operator/internal/fio/testdata"))
+	copyTree(t, filepath.Join(captureDir, "znsbench-fio"), filepath.Join(root, "operator/internal/fio/testdata/runner"))
 	if nvmeLogs {
 		copyTree(t, filepath.Join(captureDir, "nvmelog"), filepath.Join(root, "operator/internal/nvmelog/testdata"))
 	}

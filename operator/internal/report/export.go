@@ -80,21 +80,29 @@ type Export struct {
 	Benchmark string `json:"benchmark"`
 	Phase     string `json:"phase"`
 	// Workload names what the runs ran (spec.workloads joined by commas), and Workloads lists spec.workloads.
-	Workload  string   `json:"workload"`
+	// They and tables to percentile are left out for a fio Benchmark: it runs no database, but the API server
+	// defaults them on every Benchmark.
+	Workload  string   `json:"workload,omitempty"`
 	Workloads []string `json:"workloads,omitempty"`
 	// MeasureInterference: each target ran alone before the runs together (runs[].alone, targets[].alone).
 	MeasureInterference bool   `json:"measureInterference,omitempty"`
-	Tables              int32  `json:"tables"`
-	TableSize           int64  `json:"tableSize"`
-	Threads             int32  `json:"threads"`
-	DurationSec         int32  `json:"durationSeconds"`
-	Percentile          int32  `json:"percentile"`
+	Tables              int32  `json:"tables,omitempty"`
+	TableSize           int64  `json:"tableSize,omitempty"`
+	Threads             int32  `json:"threads,omitempty"`
+	DurationSec         int32  `json:"durationSeconds,omitempty"`
+	Percentile          int32  `json:"percentile,omitempty"`
 	Baseline            string `json:"baseline"`
 	Result              string `json:"result,omitempty"`
 	// DriveSources, with drive figures, says what is measured and what modelled.
 	DriveSources map[string]string `json:"driveSources,omitempty"`
 	Targets      []ExportTarget    `json:"targets"`
 	Runs         []ExportRun       `json:"runs"`
+	// Tool and YCSB are spec.tool and spec.ycsb: with ycsb, the targets, sweep points and runs carry each
+	// operation type's figures (operations).
+	Tool string             `json:"tool,omitempty"`
+	YCSB *v1alpha1.YCSBSpec `json:"ycsb,omitempty"`
+	// Fio is spec.fio: with fio the targets carry each device's runs (targets[].fio) and there are no runs[].
+	Fio *v1alpha1.FioSpec `json:"fio,omitempty"`
 }
 
 // ExportTarget is one target's summary.
@@ -127,35 +135,41 @@ type ExportTarget struct {
 	Size  *v1alpha1.DataSize `json:"size,omitempty"`
 	// The drive's figures of the precondition, the prepare and the runs taken together (spec.drive), and the
 	// usable capacity.
-	PreconditionDrive *ExportDrive    `json:"preconditionDrive,omitempty"`
-	PrepareDrive      *ExportDrive    `json:"prepareDrive,omitempty"`
-	DriveMean         *ExportDrive    `json:"driveMean,omitempty"`
-	Capacity          *ExportCapacity `json:"capacity,omitempty"`
+	PreconditionDrive *ExportDrive               `json:"preconditionDrive,omitempty"`
+	PrepareDrive      *ExportDrive               `json:"prepareDrive,omitempty"`
+	DriveMean         *ExportDrive               `json:"driveMean,omitempty"`
+	Capacity          *ExportCapacity            `json:"capacity,omitempty"`
+	YCSB              *v1alpha1.YCSBTargetStatus `json:"ycsb,omitempty"`
+	// Fio is a fio Benchmark's device and runs, a failed target's too: the runs before its failure are
+	// measurements, and what it found on the device says why it was refused.
+	Fio *v1alpha1.FioTargetStatus `json:"fio,omitempty"`
 }
 
 // ExportSweepPoint is one target's mean and ratios at one thread count of a sweep.
 type ExportSweepPoint struct {
-	Threads    int32               `json:"threads"`
-	Mean       map[string]*float64 `json:"mean"`
-	AcrossRuns map[string]*float64 `json:"acrossRuns,omitempty"`
-	VsBaseline map[string]*float64 `json:"vsBaseline,omitempty"`
-	Verdicts   map[string]string   `json:"verdicts,omitempty"`
+	Threads    int32                    `json:"threads"`
+	Mean       map[string]*float64      `json:"mean"`
+	AcrossRuns map[string]*float64      `json:"acrossRuns,omitempty"`
+	VsBaseline map[string]*float64      `json:"vsBaseline,omitempty"`
+	Verdicts   map[string]string        `json:"verdicts,omitempty"`
+	Operations []v1alpha1.YCSBOperation `json:"operations,omitempty"`
 }
 
 // ExportRun is one run with its interval series.
 type ExportRun struct {
-	Target       string              `json:"target"`
-	Iteration    int32               `json:"iteration"`
-	Threads      int32               `json:"threads"`
-	Workload     string              `json:"workload"`
-	Alone        bool                `json:"alone,omitempty"`
-	StartTime    string              `json:"startTime,omitempty"`
-	EndTime      string              `json:"endTime,omitempty"`
-	Transactions int64               `json:"transactions,omitempty"`
-	DataBytes    int64               `json:"dataBytes,omitempty"`
-	Figures      map[string]*float64 `json:"figures"`
-	Drive        *ExportDrive        `json:"drive,omitempty"`
-	Series       *benchresult.Series `json:"series"`
+	Target       string                   `json:"target"`
+	Iteration    int32                    `json:"iteration"`
+	Threads      int32                    `json:"threads"`
+	Workload     string                   `json:"workload"`
+	Alone        bool                     `json:"alone,omitempty"`
+	StartTime    string                   `json:"startTime,omitempty"`
+	EndTime      string                   `json:"endTime,omitempty"`
+	Transactions int64                    `json:"transactions,omitempty"`
+	DataBytes    int64                    `json:"dataBytes,omitempty"`
+	Figures      map[string]*float64      `json:"figures"`
+	Drive        *ExportDrive             `json:"drive,omitempty"`
+	Series       *benchresult.Series      `json:"series"`
+	Operations   []v1alpha1.YCSBOperation `json:"operations,omitempty"`
 }
 
 // figureColumns are RunFigures in the order of the CSV columns, with their export names.
@@ -267,12 +281,16 @@ func ToExport(d Data) Export {
 		Workloads: b.Spec.Workloads, MeasureInterference: b.Spec.MeasureInterference,
 		Tables: b.Spec.Tables, TableSize: b.Spec.TableSize, Threads: b.Spec.Threads, DurationSec: b.Spec.DurationSeconds,
 		Percentile: b.Spec.Percentile, Baseline: b.Status.Baseline, Result: ResultLine(b),
-		Targets: []ExportTarget{}, Runs: []ExportRun{}}
+		Targets: []ExportTarget{}, Runs: []ExportRun{}, Tool: string(b.Spec.Tool), YCSB: b.Spec.YCSB, Fio: b.Spec.Fio}
+	if b.IsFio() {
+		e.Workload, e.Workloads = "", nil
+		e.Tables, e.TableSize, e.Threads, e.DurationSec, e.Percentile = 0, 0, 0, 0, 0
+	}
 	for _, ts := range b.Status.Targets {
 		t := ExportTarget{Name: ts.Name, Stack: Stack(ts), Engine: ts.Engine, Storage: ts.Storage, State: string(ts.State),
 			Reason: ts.Reason, Message: ts.Message, Rows: ts.Rows, Zones: ts.Zones, Drive: ts.Drive, SharesDriveWith: ts.SharesDriveWith, Notes: ts.Notes, Size: ts.Size,
 			PreconditionDrive: exportDrive(ts.PreconditionDrive), PrepareDrive: exportDrive(ts.PrepareDrive),
-			DriveMean: exportDrive(ts.DriveMean), Capacity: exportCapacity(ts.Capacity)}
+			DriveMean: exportDrive(ts.DriveMean), Capacity: exportCapacity(ts.Capacity), Fio: ts.Fio}
 		if t.PreconditionDrive != nil || t.PrepareDrive != nil || t.DriveMean != nil {
 			e.DriveSources = DriveSourcesExport
 		}
@@ -281,10 +299,11 @@ func ToExport(d Data) Export {
 			t.VsBaseline, t.Verdicts = ratioMap(ts.VsBaseline), verdictMap(ts.VsBaseline)
 			for _, p := range ts.Sweep {
 				t.Sweep = append(t.Sweep, ExportSweepPoint{Threads: p.Threads, Mean: figureMap(p.Mean), AcrossRuns: spreadMap(p.AcrossRuns),
-					VsBaseline: ratioMap(p.VsBaseline), Verdicts: verdictMap(p.VsBaseline)})
+					VsBaseline: ratioMap(p.VsBaseline), Verdicts: verdictMap(p.VsBaseline), Operations: p.Operations})
 			}
 			t.Workloads = exportWorkloads(ts)
 			t.Alone = exportAlone(ts)
+			t.YCSB = ts.YCSB
 		}
 		e.Targets = append(e.Targets, t)
 	}
@@ -292,7 +311,7 @@ func ToExport(d Data) Export {
 		e.Runs = append(e.Runs, ExportRun{Target: r.Target, Iteration: r.Iteration, Threads: r.Threads, Workload: r.Workload, Alone: r.Alone,
 			StartTime: r.Figures.StartTime,
 			EndTime:   r.Figures.EndTime, Transactions: r.Figures.Transactions, DataBytes: r.Figures.DataBytes, Figures: figureMap(&r.Figures.RunFigures),
-			Drive: exportDrive(r.Figures.Drive), Series: r.Series})
+			Drive: exportDrive(r.Figures.Drive), Series: r.Series, Operations: r.Figures.Operations})
 		if r.Figures.Drive != nil {
 			e.DriveSources = DriveSourcesExport
 		}
@@ -312,6 +331,9 @@ func JSON(w io.Writer, d Data) error {
 // row of the runs alone whose ratio columns are together / alone): tidy data, one header line.
 func SummaryCSV(w io.Writer, d Data) error {
 	b := d.Benchmark
+	if err := notForFio(b, "database runs to summarize"); err != nil {
+		return err
+	}
 	cw := csv.NewWriter(w)
 	head := []string{"benchmark", "target", "stack", "state", "reason", "threads", "iteration", "percentile"}
 	for _, c := range figureColumns {
@@ -426,6 +448,9 @@ func SummaryCSV(w io.Writer, d Data) error {
 // SeriesCSV writes every interval of every run: one row per target, run and interval (the run's workload, then
 // whether the target ran alone, last).
 func SeriesCSV(w io.Writer, d Data) error {
+	if err := notForFio(d.Benchmark, "interval series"); err != nil {
+		return err
+	}
 	cw := csv.NewWriter(w)
 	if err := cw.Write([]string{"benchmark", "target", "threads", "iteration", "time_s", "tps", "qps", "latency_ms", "percentile",
 		"errors_per_s", "reconnects_per_s", "workload", "alone"}); err != nil {

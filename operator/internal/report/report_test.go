@@ -14,6 +14,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
@@ -374,6 +375,24 @@ func TestWatch(t *testing.T) {
 	if el != done.Status.CompletedAt.Sub(done.Status.StartedAt.Time) || strings.Contains(out.String(), "remaining") ||
 		!strings.Contains(out.String(), "result: "+ResultLine(done)) {
 		t.Errorf("completed view (elapsed %s):\n%s", el, out.String())
+	}
+}
+
+// TestElapsedSameBeforeAndAfterStorage: the controller computes status.elapsed from a completedAt it has just set,
+// to the nanosecond; the API stores whole seconds. Both must give the same figure (they once gave 2s and 1s).
+func TestElapsedSameBeforeAndAfterStorage(t *testing.T) {
+	start := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	for _, ns := range []int{0, 1, 499_999_999, 500_000_000, 999_999_999} {
+		end := start.Add(time.Second + time.Duration(ns))
+		inMemory := &v1alpha1.Benchmark{Status: v1alpha1.BenchmarkStatus{StartedAt: &metav1.Time{Time: start},
+			CompletedAt: &metav1.Time{Time: end}}}
+		stored := inMemory.DeepCopy()
+		stored.Status.CompletedAt = &metav1.Time{Time: end.Truncate(time.Second)}
+		a, _ := Elapsed(inMemory, time.Now())
+		b, _ := Elapsed(stored, time.Now())
+		if Short(a) != Short(b) || Short(b) != "1s" {
+			t.Errorf("completed %d ns after a whole second: elapsed %s in memory, %s stored; want 1s both", ns, Short(a), Short(b))
+		}
 	}
 }
 

@@ -120,10 +120,14 @@ func Elapsed(b *v1alpha1.Benchmark, now time.Time) (time.Duration, bool) {
 	if b.Status.CompletedAt != nil {
 		end = b.Status.CompletedAt.Time
 	}
-	if end.Before(b.Status.StartedAt.Time) {
+	// In whole seconds, as the API stores the times: the controller computes this from a completedAt it has just
+	// set (with its nanoseconds) and a reader from the stored one, and both must get the same figure.
+	start := b.Status.StartedAt.Time.Truncate(time.Second)
+	end = end.Truncate(time.Second)
+	if end.Before(start) {
 		return 0, true
 	}
-	return end.Sub(b.Status.StartedAt.Time), true
+	return end.Sub(start), true
 }
 
 // Remaining estimates the time left once the runs are scheduled: the rest of the current run (from its common

@@ -66,6 +66,12 @@ func times(s string) string {
 
 // Headline is the line above a table: what ran and where it is.
 func Headline(b *v1alpha1.Benchmark) string {
+	if b.IsFio() {
+		return fioHeadline(b)
+	}
+	if isYCSB(b) {
+		return ycsbHeadline(b)
+	}
 	s := b.Spec
 	line := fmt.Sprintf("benchmark %s/%s: %s, %d tables x %d rows, %s threads, %d x %d s; %s", b.Namespace, b.Name, s.WorkloadLabel(),
 		s.Tables, s.TableSize, threadsLabel(b), s.Runs(), s.DurationSeconds, dash(string(b.Status.Phase)))
@@ -88,6 +94,9 @@ func threadsLabel(b *v1alpha1.Benchmark) string {
 // spec.measureInterference, the data on disk and the drive's write amplification and usable capacity follow
 // when the status has them, then the notes the operator attached to targets.
 func Table(w io.Writer, b *v1alpha1.Benchmark) error {
+	if b.IsFio() {
+		return fioTable(w, b)
+	}
 	fmt.Fprintln(w, Headline(b))
 	pct := pctLabel(b)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -142,6 +151,9 @@ func Table(w io.Writer, b *v1alpha1.Benchmark) error {
 		return err
 	}
 	if err := sweepTable(w, b); err != nil {
+		return err
+	}
+	if err := ycsbTable(w, b); err != nil {
 		return err
 	}
 	if err := workloadsTable(w, b); err != nil {

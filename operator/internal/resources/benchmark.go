@@ -116,6 +116,9 @@ func (in BenchJobInput) writtenDevices() string {
 
 // RunnerArgs is the znsbench command line. It carries no secret: the password comes from the environment.
 func RunnerArgs(b *v1alpha1.Benchmark, in BenchJobInput) []string {
+	if _, ok := ycsbSubcommand(in.Phase); ok && b.Spec.Tool == v1alpha1.ToolYCSB && b.Spec.YCSB != nil {
+		return ycsbRunnerArgs(b, in)
+	}
 	s := b.Spec
 	db := in.DB
 	threads, workload := s.Threads, s.RunWorkloads()[0]

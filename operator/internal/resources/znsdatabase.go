@@ -299,6 +299,8 @@ func PreflightJob(db *v1alpha1.ZNSDatabase, image string) *batchv1ac.JobApplyCon
 type StatefulSetInput struct {
 	Image         string
 	ConfigMapName string
+	// ProbePeriodSeconds is the readiness probe's period; 0 is DefaultProbePeriodSeconds.
+	ProbePeriodSeconds int32
 }
 
 // StatefulSet runs one mysqld, on a device the format Job has made ready (ZenFS: the raw device; the others: the
@@ -318,7 +320,7 @@ func StatefulSet(db *v1alpha1.ZNSDatabase, in StatefulSetInput) *appsv1ac.Statef
 			WithSecretKeyRef(corev1ac.SecretKeySelector().WithName(db.RootSecretName()).WithKey(v1alpha1.RootPasswordKey))),
 			corev1ac.EnvVar().WithName("ZNS_MYSQL_FLAVOR").WithValue(string(db.Spec.Flavor))).
 		WithPorts(corev1ac.ContainerPort().WithName("mysql").WithContainerPort(v1alpha1.MySQLPort).WithProtocol(corev1.ProtocolTCP)).
-		WithReadinessProbe(readinessProbe(db)).
+		WithReadinessProbe(readinessProbe(db, in.ProbePeriodSeconds)).
 		WithSecurityContext(containerSecurity()).
 		WithVolumeMounts(mounts...)
 	if res := resourceRequirements(db); res != nil {
@@ -384,9 +386,18 @@ const (
 // ZenFSSpaceInterval is the least time between two zenfs df runs of a zoned database's readiness probe.
 const ZenFSSpaceInterval = "60s"
 
+// DefaultProbePeriodSeconds is the readiness probe's period unless the operator is given another
+// (--database-probe-period). Each probe is an exec, so a process start in the container: next to nothing on a
+// real node, but about 0.4 CPU-s inside the container alone under emulation (hack/qemu: TCG; docs/zoned-node.md),
+// where databases probed every 5 s took a large share of the node's two vCPUs.
+const DefaultProbePeriodSeconds = 5
+
 // readinessProbe checks that mysqld answers. On a zoned database it also refreshes the ZenFS space, at most
 // once per ZenFSSpaceInterval; zenfs df may take a few seconds there, hence the longer timeout.
-func readinessProbe(db *v1alpha1.ZNSDatabase) *corev1ac.ProbeApplyConfiguration {
+func readinessProbe(db *v1alpha1.ZNSDatabase, periodSeconds int32) *corev1ac.ProbeApplyConfiguration {
+	if periodSeconds <= 0 {
+		periodSeconds = DefaultProbePeriodSeconds
+	}
 	cmd := []string{helperBinary, "health", "--socket", v1alpha1.SocketPath}
 	timeout := int32(3)
 	if db.UsesZenFS() {
@@ -395,7 +406,7 @@ func readinessProbe(db *v1alpha1.ZNSDatabase) *corev1ac.ProbeApplyConfiguration 
 	}
 	return corev1ac.Probe().
 		WithExec(corev1ac.ExecAction().WithCommand(cmd...)).
-		WithPeriodSeconds(5).WithTimeoutSeconds(timeout).WithFailureThreshold(3)
+		WithPeriodSeconds(periodSeconds).WithTimeoutSeconds(timeout).WithFailureThreshold(3)
 }
 
 // FormatCommand is the format Job's command, one for every file system: preflight again (the device may have

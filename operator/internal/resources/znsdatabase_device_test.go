@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
@@ -97,5 +98,43 @@ func TestDeviceDatabaseJobs(t *testing.T) {
 	dpv := DevicePV(db, 4<<30)
 	if *dpv.Name != v1alpha1.DevicePVName("w1", "nvme1n1") || *dpv.Spec.ClaimRef.Name != "inno-device" {
 		t.Errorf("device PV %s bound to %s", *dpv.Name, *dpv.Spec.ClaimRef.Name)
+	}
+}
+
+// TestFormatJobCapSysAdminOnlyForXFS: mkfs.xfs needs CAP_SYS_ADMIN (BLKBSZSET); the format container gets it,
+// as uid 0 and with nothing else, only for xfs with spec.format.capSysAdmin. Everything else stays the pod's
+// non-root user without capabilities.
+func TestFormatJobCapSysAdminOnlyForXFS(t *testing.T) {
+	xfs := deviceDatabase(nil)
+	xfs.Spec.Format.CapSysAdmin = true
+	ext4 := deviceDatabase(nil)
+	ext4.Spec.Storage.Device.Filesystem = v1alpha1.FilesystemExt4
+	ext4.Spec.Format.CapSysAdmin = true // refused by admission; never granted anyway
+	notAllowed := deviceDatabase(nil)
+	zxfs := &v1alpha1.ZNSDatabase{ObjectMeta: metav1.ObjectMeta{Name: "zx", Namespace: "ns"},
+		Spec: v1alpha1.ZNSDatabaseSpec{Storage: v1alpha1.StorageSpec{ZonedDevice: &v1alpha1.ZonedDeviceSource{
+			NodeName: "w1", DeviceName: "nullb3", Filesystem: v1alpha1.FilesystemZonedXFS}},
+			Format: v1alpha1.FormatSpec{CapSysAdmin: true}}}
+	for _, c := range []struct {
+		name string
+		db   *v1alpha1.ZNSDatabase
+		root bool
+	}{{"xfs allowed", xfs, true}, {"zoned xfs allowed", zxfs, true}, {"ext4", ext4, false}, {"xfs not allowed", notAllowed, false}} {
+		pod := FormatJob(c.db, "img", "").Spec.Template.Spec
+		sc := pod.Containers[0].SecurityContext
+		caps := sc.Capabilities
+		if !slices.Equal(caps.Drop, []corev1.Capability{"ALL"}) {
+			t.Errorf("%s: drops %v, want ALL", c.name, caps.Drop)
+		}
+		if c.root {
+			if sc.RunAsUser == nil || *sc.RunAsUser != 0 || *sc.RunAsNonRoot || !slices.Equal(caps.Add, []corev1.Capability{"SYS_ADMIN"}) ||
+				sc.AllowPrivilegeEscalation != nil || sc.Privileged != nil || !*sc.ReadOnlyRootFilesystem {
+				t.Errorf("%s: security %+v, want uid 0 with CAP_SYS_ADMIN alone, read-only root", c.name, sc)
+			}
+			continue
+		}
+		if sc.RunAsUser != nil || len(caps.Add) != 0 || !*pod.SecurityContext.RunAsNonRoot || *sc.AllowPrivilegeEscalation {
+			t.Errorf("%s: security %+v, want the pod's non-root user without capabilities", c.name, sc)
+		}
 	}
 }

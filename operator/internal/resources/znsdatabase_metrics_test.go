@@ -144,3 +144,16 @@ func TestMetricsForTheVerify(t *testing.T) {
 		})
 	}
 }
+
+// The readiness probe runs every DefaultProbePeriodSeconds unless the operator is told otherwise
+// (--database-probe-period, raised on an emulated node where each exec costs about a second of CPU).
+func TestReadinessProbePeriod(t *testing.T) {
+	volume := v1alpha1.StorageSpec{Volume: &v1alpha1.VolumeSource{}}
+	for _, c := range []struct{ given, want int32 }{{0, DefaultProbePeriodSeconds}, {20, 20}} {
+		sts := StatefulSet(metricsDB(volume, nil), StatefulSetInput{Image: "img:1", ConfigMapName: "cnf", ProbePeriodSeconds: c.given})
+		mysqld := sts.Spec.Template.Spec.Containers[0]
+		if p := mysqld.ReadinessProbe; *mysqld.Name != MySQLContainer || p == nil || p.PeriodSeconds == nil || *p.PeriodSeconds != c.want || p.Exec == nil {
+			t.Errorf("given %d: %s's readiness probe %+v, want an exec every %d s", c.given, *mysqld.Name, p, c.want)
+		}
+	}
+}

@@ -16,7 +16,8 @@ import (
 // claim; storage.device may be preconditioned whole with fio first. It runs before mysqld (which the operator
 // stops first when a new token asks for a re-format), and writes its report as the termination message.
 // Unprivileged: mkfs, zenfs, fio and zone resets need only the device opened for writing (zone resets: kernel
-// 5.14+).
+// 5.14+); but mkfs.xfs sets the device's block size (BLKBSZSET), which Linux admits only with CAP_SYS_ADMIN, so
+// for xfs the user's spec.format.capSysAdmin gives the container that capability alone (formatSecurity).
 //
 // With storage.device.precondition.driveCounters, the drive sidecar of the Benchmarks (benchImage's znsbench
 // drive) reads the drive's NVMe counters before and after the Job's writes; without a bench image it is left out,
@@ -28,7 +29,7 @@ func FormatJob(db *v1alpha1.ZNSDatabase, image, benchImage string) *batchv1ac.Jo
 		WithCommand(FormatCommand(db)...).
 		WithEnv(corev1ac.EnvVar().WithName(ReformatTokenEnv).WithValue(db.Spec.Format.ReformatToken)).
 		WithTerminationMessagePolicy(corev1.TerminationMessageFallbackToLogsOnError).
-		WithSecurityContext(containerSecurity()).
+		WithSecurityContext(formatSecurity(db)).
 		WithVolumeDevices(corev1ac.VolumeDevice().WithName(volumeZoned).WithDevicePath(db.DevicePath())).
 		WithVolumeMounts(corev1ac.VolumeMount().WithName(volumeTmp).WithMountPath("/tmp"))
 	spec := corev1ac.PodSpec().
@@ -63,6 +64,22 @@ func FormatJob(db *v1alpha1.ZNSDatabase, image, benchImage string) *batchv1ac.Jo
 			WithTemplate(corev1ac.PodTemplateSpec().
 				WithLabels(db.Labels(ComponentFormat)).
 				WithSpec(spec)))
+}
+
+// formatSecurity is the format container's security context: the pod's non-root user without capabilities, or,
+// for an xfs the user allowed it for, uid 0 with CAP_SYS_ADMIN alone. Root, because a capability added to a
+// non-root container is not in its effective set (no ambient capabilities through the CRI).
+func formatSecurity(db *v1alpha1.ZNSDatabase) *corev1ac.SecurityContextApplyConfiguration {
+	if !db.FormatsWithCapSysAdmin() {
+		return containerSecurity()
+	}
+	// allowPrivilegeEscalation stays unset: the API refuses false beside CAP_SYS_ADMIN.
+	return corev1ac.SecurityContext().
+		WithRunAsNonRoot(false).
+		WithRunAsUser(0).
+		WithRunAsGroup(0).
+		WithReadOnlyRootFilesystem(true).
+		WithCapabilities(corev1ac.Capabilities().WithDrop("ALL").WithAdd("SYS_ADMIN"))
 }
 
 // ReformatTokenEnv carries spec.format.reformatToken to znsdb format; the operator reads it back from the Job to
