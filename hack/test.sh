@@ -96,6 +96,7 @@ heartbeat "drift, gofmt, go vet, shellcheck, staticcheck" "go vet compiles the w
 # the CPUs while debootstrap, apt in docker and the kernel download wait on the network and the disk.
 logs="$cache_root/last-test-logs"
 mkdir -p "$logs"
+rm -f "$logs/recap.txt"
 declare -A bg_pid=() bg_log=()
 # bg NAME CMD...: start CMD in the background, its output (stdout too) in $logs/NAME.log.
 bg() {
@@ -317,7 +318,9 @@ status=0
   stage 8 "zoned end to end: a Kubernetes node with zoned devices under QEMU"
   zoned_e2e || status=$?
   exit "$status"
-} 2>&1 | tee "$cache_root/last-test.json" | "$cache_root/tools/testsummary" || status=$?
+} 2>&1 | tee "$cache_root/last-test.json" | "$cache_root/tools/testsummary" --recap "$logs/recap.txt" || status=$?
 "$cache_root/tools/testsummary" stages "$stage_log" $((SECONDS - T0)) >&2 || log "no stage timings (above)"
+# the failed tests' last words once more, last: a long log is often read by its tail alone
+[[ ! -s "$logs/recap.txt" ]] || cat "$logs/recap.txt" >&2
 log "total $(mmss $((SECONDS - T0)))"
 exit "$status"

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -33,6 +34,7 @@ type summary struct {
 	running     map[key]time.Time // top-level tests and packages started and not finished, with their start
 
 	failedTests, skips, failedPkgs []string
+	recaps                         []string // per failed test, the lines that say why (writeRecap)
 	passed, failed, skipped        int
 }
 
@@ -136,6 +138,7 @@ func (s *summary) result(e event, k key) {
 			s.failed++
 		}
 		s.failedTests = append(s.failedTests, fmt.Sprintf("--- FAIL %s %s\n%s", short(e.Package), e.Test, indent(text(s.output[k]))))
+		s.recaps = append(s.recaps, recap(short(e.Package)+" "+e.Test, text(s.output[k])))
 	case "skip":
 		s.skipped++
 		s.skips = append(s.skips, fmt.Sprintf("%s %s: %s", short(e.Package), e.Test, reason(s.output[k])))
@@ -167,6 +170,7 @@ func (s *summary) unfinished(pkg string) {
 		}
 		s.failedTests = append(s.failedTests, fmt.Sprintf("--- FAIL %s %s (did not finish: its package failed, as on go test's -timeout)\n%s",
 			short(pkg), test, indent(strings.Join(lines, "\n"))))
+		s.recaps = append(s.recaps, recap(short(pkg)+" "+test+" (did not finish)", text(s.output[k])))
 	}
 }
 
@@ -299,4 +303,66 @@ func indent(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// logEntry is the first line of a t.Log or t.Error entry in go test's output: "    file_test.go:123: message".
+var logEntry = regexp.MustCompile(`^\s+([\w.-]+\.go:\d+: .*)$`)
+
+// recapEntries and recapWidth bound what the recap keeps of each failed test.
+const (
+	recapEntries = 6
+	recapWidth   = 400
+)
+
+// recap is a failed test's name and the last log entries it wrote before any dump of its cluster (test/e2e
+// dumps its namespace on failure in entries starting "--- "), with go test's timeout panic: the lines that
+// say why it failed. A CI log is often seen only by its tail, and a dump hundreds of lines long pushes the
+// reason out of it.
+func recap(name, output string) string {
+	var entries []string
+	for _, l := range strings.Split(output, "\n") {
+		if strings.HasPrefix(l, "panic: test timed out") {
+			entries = append(entries, l)
+			continue
+		}
+		m := logEntry.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		if _, msg, _ := strings.Cut(m[1], ": "); strings.HasPrefix(msg, "--- ") {
+			break
+		}
+		entries = append(entries, m[1])
+	}
+	if len(entries) > recapEntries {
+		entries = entries[len(entries)-recapEntries:]
+	}
+	var b strings.Builder
+	b.WriteString("  " + name + "\n")
+	if len(entries) == 0 {
+		b.WriteString("    (it logged nothing: its output is above)\n")
+	}
+	for _, e := range entries {
+		if r := []rune(e); len(r) > recapWidth {
+			e = string(r[:recapWidth-1]) + "…"
+		}
+		b.WriteString("    " + e + "\n")
+	}
+	return b.String()
+}
+
+// writeRecap writes what each failed test said last, for the very end of a long log; nothing when none failed.
+func (s *summary) writeRecap(w io.Writer) error {
+	if len(s.recaps) == 0 {
+		return nil
+	}
+	if _, err := fmt.Fprintf(w, "Why the failed tests failed (their last log entries; their whole output is above):\n"); err != nil {
+		return err
+	}
+	for _, r := range s.recaps {
+		if _, err := io.WriteString(w, r); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -168,4 +169,79 @@ func waitFor(t *testing.T, b *syncBuffer, want string) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	t.Fatalf("output never contained %q:\n%s", want, b.String())
+}
+
+// CI's log is often seen by its tail alone, after a namespace dump hundreds of lines long: the recap gives
+// each failed test's last entries before the dump, the failure among them, and none of the dump.
+func TestRecapSaysWhyBeforeTheDump(t *testing.T) {
+	in, err := os.Open("testdata/go-test-dump.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	s := newSummary(io.Discard, time.Now)
+	if s.run(in, nil) {
+		t.Fatal("a run with a failed test passed")
+	}
+	var out bytes.Buffer
+	if err := s.writeRecap(&out); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	for _, want := range []string{
+		"Why the failed tests failed",
+		"  example.com/dump TestFlowFails\n",
+		"dump_test.go:22: target zxfs: {Name:zxfs State:Failed Reason:StartMissed Message:start barrier missed by 12s}",
+		"dump_test.go:23: ZONED-NODE target conv (InnoDB, volume ext4): 3.03 tps",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("recap lacks %q:\n%s", want, got)
+		}
+	}
+	for _, unwanted := range []string{"operator log", "resourceVersion", "TestPasses"} {
+		if strings.Contains(got, unwanted) {
+			t.Errorf("recap has %q (the dump or a passing test):\n%s", unwanted, got)
+		}
+	}
+}
+
+func TestRecapKeepsTheLastEntriesCut(t *testing.T) {
+	var out strings.Builder
+	for i := 1; i <= recapEntries+3; i++ {
+		fmt.Fprintf(&out, "    flow_test.go:%d: entry %d\n        a continuation line\n", i, i)
+	}
+	fmt.Fprintf(&out, "    flow_test.go:99: %s\n", strings.Repeat("x", 2*recapWidth))
+	got := recap("p TestX", out.String())
+	if strings.Contains(got, "entry 4\n") || !strings.Contains(got, "entry 5\n") || strings.Contains(got, "continuation") {
+		t.Errorf("recap keeps other than the last %d entries' first lines:\n%s", recapEntries, got)
+	}
+	if !strings.Contains(got, strings.Repeat("x", recapWidth-len("flow_test.go:99: ")-1)+"…\n") {
+		t.Errorf("a long entry is not cut to %d runes:\n%s", recapWidth, got)
+	}
+}
+
+func TestRecapOfATimedOutTestHasThePanic(t *testing.T) {
+	in, err := os.Open("testdata/go-test-timeout.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	s := newSummary(io.Discard, time.Now)
+	s.run(in, nil)
+	var out bytes.Buffer
+	if err := s.writeRecap(&out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"TestHangs (did not finish)", "still waiting for db Available after 1m0s", "panic: test timed out after 2s"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("recap lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func TestNoRecapWhenNothingFailed(t *testing.T) {
+	var out bytes.Buffer
+	if err := newSummary(io.Discard, time.Now).writeRecap(&out); err != nil || out.Len() != 0 {
+		t.Errorf("recap of a run without failures: %q, %v", out.String(), err)
+	}
 }
