@@ -182,15 +182,15 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// waitForStart is the barrier: sleep until startAt, or fail when it has
-// passed by more than tolerance, since starting late would run this target
-// unsynchronised with the others and skew a multi-tenant comparison.
 // defaultConnectTimeout is how long a runner retries its first connection. A database counts as Available when
 // its pod is ready, and the Service reaches it once kube-proxy has the new endpoint: on the zoned node under
 // QEMU's emulation a prepare right after the bulk-load profile's restart could not connect for the 30 s this
 // used to be (ConnectionFailed, MyRocks on zoned XFS, 2026-11-27). Waiting costs nothing when the server answers.
 const defaultConnectTimeout = 2 * time.Minute
 
+// waitForStart is the barrier: sleep until startAt, or fail when it has
+// passed by more than tolerance, since starting late would run this target
+// unsynchronised with the others and skew a multi-tenant comparison.
 func waitForStart(ctx context.Context, startAt time.Time, tolerance time.Duration,
 	now func() time.Time, sleep func(context.Context, time.Duration) error) error {
 	if startAt.IsZero() {
