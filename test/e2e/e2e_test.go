@@ -565,13 +565,17 @@ func leftovers(ns string) error {
 
 func printComparison(t *testing.T, b *v1alpha1.Benchmark) {
 	t.Helper()
+	w := len("target")
+	for _, ts := range b.Status.Targets {
+		w = max(w, len(ts.Name))
+	}
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "%-8s %10s %10s %10s %12s %10s\n", "target", "tps", "p95 ms", "avg ms", "tps reldev%", "tps vs "+b.Status.Baseline)
+	fmt.Fprintf(&sb, "%-*s %10s %10s %10s %12s %10s\n", w, "target", "tps", "p95 ms", "avg ms", "tps reldev%", "tps vs "+b.Status.Baseline)
 	for _, ts := range b.Status.Targets {
 		if ts.Mean == nil || ts.VsBaseline == nil {
 			continue
 		}
-		fmt.Fprintf(&sb, "%-8s %10s %10s %10s %12s %10s\n", ts.Name, ts.Mean.TPS, ts.Mean.LatencyPctMs, ts.Mean.LatencyAvgMs, ts.Mean.TPSRelDevPct, ts.VsBaseline.TPS)
+		fmt.Fprintf(&sb, "%-*s %10s %10s %10s %12s %10s\n", w, ts.Name, ts.Mean.TPS, ts.Mean.LatencyPctMs, ts.Mean.LatencyAvgMs, ts.Mean.TPSRelDevPct, ts.VsBaseline.TPS)
 	}
 	t.Log("\n" + sb.String())
 }
