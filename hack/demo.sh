@@ -208,44 +208,31 @@ timed "helm upgrade --install" install_chart
 # --- 4. databases, Benchmark, table -----------------------------------------------------------------------
 say "databases in namespace ${ns}"
 kubectl create namespace "$ns" --dry-run=client -o yaml | kubectl apply -f - >&2
-targets=()
-manifest=""
-# db NAME ENGINE FLAVOR DESCRIPTION STORAGE-LINE...: add a ZNSDatabase to the manifest and to the targets;
-# DB_SPEC, when set for the call, is one more line of its spec (e.g. "format: {reformatToken: x}").
-db() {
-  local name=$1 engine=$2 flavor=$3 what=$4 extra=${DB_SPEC:+  ${DB_SPEC}$'\n'}
-  shift 4
-  targets+=("$name")
-  note "${name}: ${what}"
-  manifest+="---
-apiVersion: zns-mysql.dev/v1alpha1
-kind: ZNSDatabase
-metadata:
-  name: ${name}
-  namespace: ${ns}
-spec:
-  engine: ${engine}
-  flavor: ${flavor}
-  resources:
-    limits:
-      memory: ${memory}
-  storage:
-$(printf '    %s\n' "$@")
-${extra}"
+# The databases and the Benchmark are config/samples' (the lab's scenario; the zoned node's in step 5), placed on
+# this cluster and sized for the demo by hack/scenario: the demo runs what the samples and the e2e flows describe.
+CGO_ENABLED=0 go build -o bin/ ./hack/scenario ./operator/cmd/kubectl-zns || die "building hack/scenario and kubectl-zns failed (above)"
+# apply_scenario ARGS...: hack/scenario's manifest for ARGS, applied
+apply_scenario() {
+  local manifest
+  manifest=$(bin/scenario -namespace "$ns" "$@") || die "hack/scenario $* failed (above)"
+  printf '%s\n' "$manifest" | kubectl apply -f - >&2
 }
+targets=(innodb-baseline)
+place=(-scenario lab -volume-size 5Gi)
 if [[ -z "$zoned_why" ]]; then
   flavor=percona
-  for i in 0 1; do
-    d=${devices[$i]##*/}
-    db "tenant$((i + 1))" rocksdb "$flavor" "MyRocks on ZenFS, zoned ${d}" \
-      "zonedDevice:" "  nodeName: ${node}" "  deviceName: ${d}"
-  done
+  targets=(tenant1 tenant2 "${targets[@]}")
+  place+=(-node "$node" -device "tenant1=${devices[0]##*/}" -device "tenant2=${devices[1]##*/}")
+  note "tenant1, tenant2: MyRocks on ZenFS, zoned ${devices[0]##*/} and ${devices[1]##*/}"
 else
   flavor=mariadb
-  db myrocks rocksdb "$flavor" "MyRocks on a volume" "volume:" "  size: 5Gi"
+  targets=(myrocks-xfs "${targets[@]}")
+  note "myrocks-xfs: MyRocks on a volume"
 fi
-db innodb-baseline innodb "$flavor" "InnoDB on a volume (baseline)" "volume:" "  size: 5Gi"
-printf '%s' "$manifest" | kubectl apply -f - >&2
+note "innodb-baseline: InnoDB on a volume (the baseline)"
+place+=(-flavor "$flavor" -memory "$memory")
+bench_name=compare
+apply_scenario "${place[@]}" -only "$(IFS=,; echo "${targets[*]}")" -print databases
 show_trouble() {
   kubectl -n "$ns" get znsdatabases,benchmarks,pods,jobs -o wide >&2 || true
   kubectl -n "$ns" get events --sort-by=.lastTimestamp >&2 | tail -n 30 || true
@@ -259,33 +246,15 @@ wait_available() {
 timed "databases Available" wait_available
 kubectl -n "$ns" get znsdatabases -o wide >&2
 
-# apply_benchmark BASELINE [EXTRA-SPEC-LINE...]: a Benchmark of every target, named into $bench.
+# apply_benchmark: the scenario's Benchmark (bench_name) of the targets, with the demo's run, named into $bench.
 apply_benchmark() {
-  local baseline=$1 target_yaml="" t
-  shift
   say "Benchmark: ${workload}, ${tables} tables of ${table_size} rows, ${threads} threads, ${seconds}s, all targets at once"
   bench="demo-$(date +%Y%m%d-%H%M%S)"
-  for t in "${targets[@]}"; do target_yaml+="  - name: ${t}"$'\n'; done
-  kubectl apply -f - >&2 <<EOF
-apiVersion: zns-mysql.dev/v1alpha1
-kind: Benchmark
-metadata:
-  name: ${bench}
-  namespace: ${ns}
-spec:
-  targets:
-${target_yaml}  baseline: ${baseline}
-  workload: ${workload}
-  tables: ${tables}
-  tableSize: ${table_size}
-  threads: ${threads}
-  durationSeconds: ${seconds}
-  reportIntervalSeconds: 1
-  iterations: 1
-$(printf '  %s\n' "$@")
-EOF
+  apply_scenario "${place[@]}" -only "$(IFS=,; echo "${targets[*]},${bench_name}")" -print benchmarks \
+    -benchmark-name "$bench" -workload "$workload" -tables "$tables" -table-size "$table_size" -threads "$threads" \
+    -seconds "$seconds" -iterations 1 -report-interval 1
 }
-apply_benchmark innodb-baseline
+apply_benchmark
 bench_slack=900
 wait_benchmark() {
   local deadline=$((SECONDS + bench_slack + seconds * 2)) phase="" last="" said=$SECONDS t0=$SECONDS
@@ -309,8 +278,7 @@ wait_benchmark() {
 timed "Benchmark" wait_benchmark
 
 # --- the table ------------------------------------------------------------------------------------------------
-# The table comes from the kubectl plugin (operator/cmd/kubectl-zns), the same one users run.
-CGO_ENABLED=0 go build -o bin/ ./operator/cmd/kubectl-zns
+# The table comes from the kubectl plugin (operator/cmd/kubectl-zns, built above), the same one users run.
 say "result (kubectl zns report ${bench}; kubectl -n ${ns} get benchmark ${bench} -o yaml has it all, the series in ConfigMaps)"
 bin/kubectl-zns --kubeconfig "$kubeconfig" -n "$ns" report "$bench"
 echo
@@ -333,44 +301,28 @@ if [[ -n "$zoned_why" && -z "$node_why" ]]; then
   kubeconfig=$ZNS_E2E_KUBECONFIG
   tag=$ZNS_E2E_TAG
   timed "helm upgrade --install (node)" install_chart
-  ns=${ns}-zoned targets=() manifest=""
-  say "databases in namespace ${ns} on the zoned node"
+  ns=${ns}-zoned
+  say "databases in namespace ${ns} on the zoned node (config/samples/zoned-node)"
   kubectl create namespace "$ns" --dry-run=client -o yaml | kubectl apply -f - >&2
-  db myrocks-zoned rocksdb mariadb "MyRocks on btrfs in zoned mode, null_blk zoned nullb0" \
-    "zonedDevice:" "  nodeName: zns-guest" "  deviceName: nullb0" "  filesystem: btrfs"
-  db innodb-zoned innodb mariadb "InnoDB on btrfs in zoned mode, emulated NVMe ZNS nvme0n1 (64 MiB zones)" \
-    "zonedDevice:" "  nodeName: zns-guest" "  deviceName: nvme0n1" "  filesystem: btrfs"
-  # the same stack on a second geometry, a second namespace of the same drive: zone size is a variable of the
-  # comparison (the seeds set 144 MiB zones against 9 GiB ones), and tenants on one drive share its flash
-  db innodb-small-zones innodb mariadb "InnoDB on btrfs in zoned mode, emulated NVMe ZNS nvme0n2 (16 MiB zones, nvme0n1's drive)" \
-    "zonedDevice:" "  nodeName: zns-guest" "  deviceName: nvme0n2" "  filesystem: btrfs"
-  # zoned XFS (Linux and xfsprogs 6.15 or later): metadata and log on the device's conventional zones, data in
-  # the realtime section on its sequential zones, for InnoDB and MyRocks alike; mkfs.xfs needs CAP_SYS_ADMIN
-  DB_SPEC="format: {capSysAdmin: true}" \
-    db innodb-zxfs innodb mariadb "InnoDB on zoned XFS, null_blk zoned nullb3 (its first 8 zones conventional)" \
-    "zonedDevice:" "  nodeName: zns-guest" "  deviceName: nullb3" "  filesystem: xfs"
-  DB_SPEC="format: {capSysAdmin: true}" \
-    db myrocks-zxfs rocksdb mariadb "MyRocks on zoned XFS, null_blk zoned nullb4 (its first 8 zones conventional)" \
-    "zonedDevice:" "  nodeName: zns-guest" "  deviceName: nullb4" "  filesystem: xfs"
-  # the baseline: a whole conventional NVMe namespace (with the OCP SMART log), written twice and then in random
-  # rounds until its IOPS settle before its ext4 is made; the token confirms that this destroys what is on it
-  DB_SPEC="format: {reformatToken: demo-${ns}}" \
-    db innodb-baseline innodb mariadb "InnoDB on ext4 on the node's conventional NVMe namespace nvme1n1, preconditioned whole (baseline)" \
-    "device:" "  nodeName: zns-guest" "  deviceName: nvme1n1" "  filesystem: ext4" \
-    "  precondition: {sequentialPasses: 2, randomRounds: 3, roundSeconds: 5, steadyState: {window: 2}}"
-  printf '%s' "$manifest" | kubectl apply -f - >&2
+  note "myrocks-zoned: MyRocks on btrfs in zoned mode, null_blk zoned nullb0"
+  note "innodb-zoned: InnoDB on btrfs in zoned mode, emulated NVMe ZNS nvme0n1 (64 MiB zones)"
+  note "innodb-small-zones: the same on nvme0n2, 16 MiB zones on nvme0n1's drive (zone size is a variable of the comparison)"
+  note "innodb-zxfs, myrocks-zxfs: InnoDB and MyRocks on zoned XFS, null_blk zoned nullb3 and nullb4 (their first 8 zones conventional)"
+  note "innodb-baseline: InnoDB on ext4 on the node's conventional NVMe namespace nvme1n1, preconditioned whole (baseline)"
+  targets=(myrocks-zoned innodb-zoned innodb-small-zones innodb-zxfs myrocks-zxfs innodb-baseline)
+  # the baseline's reformat token, new for each namespace, confirms that its preconditioning destroys what is on
+  # nvme1n1; the time scale stretches the Benchmark's common start and timeout for emulation's slow pod starts
+  place=(-scenario zoned-node -memory "$memory" -reformat-token "demo-${ns}" -time-scale "$ZNS_E2E_TIME_SCALE")
+  bench_name=zoned-vs-conv
+  apply_scenario "${place[@]}" -only "$(IFS=,; echo "${targets[*]}")" -print databases
   # emulation: a process start takes about a second, so the waits are longer and the run smaller
   available_minutes=$((10 * ZNS_E2E_TIME_SCALE)) bench_slack=$((900 * ZNS_E2E_TIME_SCALE))
   timed "databases Available (node)" wait_available
   kubectl -n "$ns" get znsdatabases -o wide >&2
   seconds=${DEMO_NODE_SECONDS:-30} tables=1 table_size=${DEMO_NODE_TABLE_SIZE:-2000} threads=2
   # the drives' own counters and the FTL model at 7% and 28% over-provisioning, and the write-only phase on the
-  # conventional baseline before the run (docs/write-amplification.md, docs/benchmark.md)
-  # four run pods, each with the drive sidecar, under emulation: the e2e flow measured such pods starting up to
-  # 144 s after their Jobs, so the common start leaves them 90 s (x the time scale)
-  apply_benchmark innodb-baseline "startDelaySeconds: $((90 * ZNS_E2E_TIME_SCALE))" "targetTimeoutSeconds: $((600 * ZNS_E2E_TIME_SCALE))" \
-    "drive: {counters: true, modelOverProvisioningPercent: [7, 28]}" \
-    "steadyState: {roundSeconds: 10, maxRounds: 3, window: 2}"
+  # conventional baseline before the run (docs/write-amplification.md, docs/benchmark.md): the scenario's
+  apply_benchmark
   timed "Benchmark (node)" wait_benchmark
   say "result on the zoned node (kubectl zns report ${bench})"
   bin/kubectl-zns --kubeconfig "$kubeconfig" -n "$ns" report "$bench"

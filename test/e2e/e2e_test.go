@@ -41,6 +41,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
 	"sigs.k8s.io/yaml"
 
+	"github.com/zns-mysql/zns-mysql/config/samples"
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
 	"github.com/zns-mysql/zns-mysql/test/benchtiming"
 )
@@ -185,18 +186,35 @@ func cut(s string, n int) string {
 	return s[:n] + "..."
 }
 
-func conventionalDB(ns, name string, engine v1alpha1.Engine) *v1alpha1.ZNSDatabase {
-	return &v1alpha1.ZNSDatabase{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: v1alpha1.ZNSDatabaseSpec{
-			Storage: v1alpha1.StorageSpec{Volume: &v1alpha1.VolumeSource{Size: resource.MustParse("2Gi")}},
-			Engine:  engine,
-			Flavor:  v1alpha1.FlavorMariaDB,
-			Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{
-				corev1.ResourceMemory: resource.MustParse("1Gi"),
-			}},
-		},
+// scenario is part of a scenario of config/samples (samples.Lab, samples.ZonedNode) placed by p: the e2e flows
+// create the objects the demo and a user's kubectl apply -k create, so that a scenario is described once.
+func scenario(t *testing.T, dir string, p samples.Placement, names ...string) *samples.Scenario {
+	t.Helper()
+	s, err := samples.Load(dir)
+	if err == nil {
+		s, err = s.Select(names...)
 	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Place(p)
+	return s
+}
+
+// labOnKind places the lab's scenario on the kind cluster: MariaDB (the Percona image needs repo.percona.com),
+// and volumes and memory sized for a 2-core machine running several databases.
+func labOnKind(ns string) samples.Placement {
+	return samples.Placement{Namespace: ns, Flavor: v1alpha1.FlavorMariaDB, Memory: ptr.To(resource.MustParse("1Gi")),
+		VolumeSize: ptr.To(resource.MustParse("2Gi"))}
+}
+
+// labVolumeDB is a database of the lab's scenario on a volume (myrocks-xfs, innodb-baseline) under another name,
+// for tests that need one database of their own.
+func labVolumeDB(t *testing.T, ns, sample, name string) *v1alpha1.ZNSDatabase {
+	t.Helper()
+	db := scenario(t, samples.Lab, labOnKind(ns), sample).Databases[0]
+	db.Name = name
+	return db
 }
 
 func waitAvailable(t *testing.T, db *v1alpha1.ZNSDatabase) {
@@ -302,8 +320,9 @@ func jobLogs(job *batchv1.Job, phases ...corev1.PodPhase) string {
 func TestConventionalFlow(t *testing.T) {
 	requireCluster(t)
 	ns := newNamespace(t, "e2e")
-	rocks := conventionalDB(ns, "rocks", v1alpha1.EngineRocksDB)
-	inno := conventionalDB(ns, "inno", v1alpha1.EngineInnoDB)
+	// the lab's comparison (config/samples): MyRocks and InnoDB on volumes, InnoDB the baseline
+	lab := scenario(t, samples.Lab, labOnKind(ns), "myrocks-xfs", "innodb-baseline", "compare")
+	rocks, inno := lab.Databases[0], lab.Databases[1]
 	for _, db := range []*v1alpha1.ZNSDatabase{rocks, inno} {
 		if err := k8s.Create(ctx, db); err != nil {
 			t.Fatal(err)
@@ -320,10 +339,12 @@ func TestConventionalFlow(t *testing.T) {
 		t.Errorf("rows through the Service: %q, want 3 rows in a ROCKSDB table", out)
 	}
 
-	b := runBenchmark(t, ns, "cmp", v1alpha1.BenchmarkSpec{
-		Workload: "oltp_update_index", Tables: 2, TableSize: 2000, Threads: 2,
-		DurationSeconds: 15, ReportIntervalSeconds: 1, Iterations: 1, StartDelaySeconds: 30,
-	})
+	// the sample's comparison, sized for this machine
+	lab.Place(samples.Placement{Run: samples.Run{Workload: "oltp_update_index", Tables: 2, TableSize: 2000, Threads: 2,
+		DurationSeconds: 15, Every: 1, Iterations: 1}})
+	cmp := lab.Benchmarks[0].Spec
+	cmp.StartDelaySeconds = 30
+	b := runBenchmark(t, ns, "cmp", cmp)
 	for _, ts := range b.Status.Targets {
 		if ts.State != v1alpha1.TargetDone || ts.Rows != 4000 || len(ts.Iterations) != 1 || ts.Mean == nil || ts.VsBaseline == nil {
 			t.Errorf("target %s: %+v", ts.Name, ts)
@@ -396,7 +417,7 @@ func TestConventionalFlow(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The lease ends with the Benchmark and each database returns to its own profile; its spec is never written.
-	for _, db := range []string{"rocks", "inno"} {
+	for _, db := range []string{rocks.Name, inno.Name} {
 		waitFor(t, db+" handed back in its own profile", time.Minute, func() error {
 			cur := &v1alpha1.ZNSDatabase{}
 			if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: db}, cur); err != nil {
@@ -492,13 +513,14 @@ func checkSteadyState(t *testing.T, ts v1alpha1.TargetStatus, spec v1alpha1.Stea
 	t.Logf("target %s: write-only rounds TPS %v, reached %v (%s)", ts.Name, tps, st.Reached, st.Reason)
 }
 
-// runBenchmark runs a Benchmark of the conventional flow's two databases, inno the baseline, until it completes.
+// runBenchmark runs a Benchmark of the conventional flow's two databases, innodb-baseline the baseline, until it
+// completes.
 func runBenchmark(t *testing.T, ns, name string, spec v1alpha1.BenchmarkSpec) *v1alpha1.Benchmark {
 	t.Helper()
-	spec.Targets = []v1alpha1.BenchmarkTarget{{Name: "rocks"}, {Name: "inno"}}
-	spec.Baseline = "inno"
+	spec.Targets = []v1alpha1.BenchmarkTarget{{Name: "myrocks-xfs"}, {Name: "innodb-baseline"}}
+	spec.Baseline = "innodb-baseline"
 	b := &v1alpha1.Benchmark{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: spec}
-	rec := benchtiming.RecordAvailability(ctx, k8s, ns, []string{"rocks", "inno"}, 250*time.Millisecond)
+	rec := benchtiming.RecordAvailability(ctx, k8s, ns, []string{"myrocks-xfs", "innodb-baseline"}, 250*time.Millisecond)
 	applied := time.Now()
 	if err := k8s.Create(ctx, b); err != nil {
 		rec.Stop()
@@ -736,19 +758,20 @@ func TestZonedFlow(t *testing.T) {
 		t.Skip("needs zoned devices and the Percona ZenFS image: set ZNS_E2E_ZONED=node:nullb0,node:nullb1 (a kernel with zoned block device support)")
 	}
 	ns := newNamespace(t, "e2e-zoned")
+	entries := strings.Split(spec, ",")
+	if len(entries) > 2 {
+		t.Fatalf("ZNS_E2E_ZONED has %d devices: the lab's scenario has two zoned tenants (config/samples)", len(entries))
+	}
+	// the lab's tenants (config/samples), on the devices given
+	tenants := scenario(t, samples.Lab, samples.Placement{Namespace: ns}, "tenant1", "tenant2")
 	var dbs []*v1alpha1.ZNSDatabase
-	for i, nd := range strings.Split(spec, ",") {
+	for i, nd := range entries {
 		node, dev, ok := strings.Cut(nd, ":")
 		if !ok {
 			t.Fatalf("ZNS_E2E_ZONED entry %q: want node:device", nd)
 		}
-		db := &v1alpha1.ZNSDatabase{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("tenant%d", i+1)},
-			Spec: v1alpha1.ZNSDatabaseSpec{
-				Storage:   v1alpha1.StorageSpec{ZonedDevice: &v1alpha1.ZonedDeviceSource{NodeName: node, DeviceName: dev}},
-				Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("2Gi")}},
-			},
-		}
+		db := tenants.Databases[i]
+		db.Spec.Storage.ZonedDevice.NodeName, db.Spec.Storage.ZonedDevice.DeviceName = node, dev
 		if err := k8s.Create(ctx, db); err != nil {
 			t.Fatal(err)
 		}

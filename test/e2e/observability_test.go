@@ -37,7 +37,7 @@ func TestPrometheusScrapes(t *testing.T) {
 		t.Skip("needs Prometheus on the host (Debian's package prometheus; hack/install-deps.sh installs it)")
 	}
 	ns := newNamespace(t, "obs")
-	db := conventionalDB(ns, "obs", v1alpha1.EngineRocksDB)
+	db := labVolumeDB(t, ns, "myrocks-xfs", "obs")
 	if err := k8s.Create(ctx, db); err != nil {
 		t.Fatal(err)
 	}

@@ -14,11 +14,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/zns-mysql/zns-mysql/config/samples"
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
 )
 
@@ -51,18 +49,10 @@ func zonedNode(t *testing.T) string {
 // 12 minutes under emulation.
 var zonedAvailableTimeout = 15*time.Minute*timeScale/4 + 8*time.Minute
 
-func zonedFSDB(ns, name, node, device string, fs v1alpha1.ZonedFilesystem, engine v1alpha1.Engine) *v1alpha1.ZNSDatabase {
-	return &v1alpha1.ZNSDatabase{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: v1alpha1.ZNSDatabaseSpec{
-			Storage: v1alpha1.StorageSpec{ZonedDevice: &v1alpha1.ZonedDeviceSource{NodeName: node, DeviceName: device, Filesystem: fs}},
-			Engine:  engine,
-			Flavor:  v1alpha1.FlavorMariaDB,
-			Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{
-				corev1.ResourceMemory: resource.MustParse("1Gi"),
-			}},
-		},
-	}
+// onZonedNode places the zoned node's scenario (config/samples/zoned-node) in ns on node, with the time scale of
+// its emulation and a reformat token of its own for the baseline's preconditioning.
+func onZonedNode(ns, node string) samples.Placement {
+	return samples.Placement{Namespace: ns, Node: node, ReformatToken: "e2e-" + ns, TimeScale: int32(timeScale)}
 }
 
 // TestZonedFilesystemFlow is the zoned path on a real kubelet whose kernel has zoned devices (the QEMU node):
@@ -74,17 +64,15 @@ func zonedFSDB(ns, name, node, device string, fs v1alpha1.ZonedFilesystem, engin
 func TestZonedFilesystemFlow(t *testing.T) {
 	node := zonedNode(t)
 	ns := newNamespace(t, "e2e-zonedfs")
-	// the node's conventional device, a local PersistentVolume of this class (hack/qemu/guest-node/node.sh)
-	class := env("ZNS_E2E_CONVENTIONAL_CLASS", "zns-guest-local")
-
-	btrfs := zonedFSDB(ns, "zbtrfs", node, "nullb0", v1alpha1.FilesystemBtrfs, v1alpha1.EngineInnoDB)
-	f2fs := zonedFSDB(ns, "zf2fs", node, "nullb1", v1alpha1.FilesystemF2FS, v1alpha1.EngineInnoDB)
-	nvme := zonedFSDB(ns, "nvme", node, "nvme0n1", v1alpha1.FilesystemBtrfs, v1alpha1.EngineInnoDB)
-	conv := conventionalDB(ns, "conv", v1alpha1.EngineInnoDB)
-	conv.Spec.Storage.Volume.StorageClassName = ptr.To(class)
-	convdev := preconditionedDeviceDB(ns, "convdev", node, "nvme1n1")
-	xfs, xfsRocks := zonedXFSDB(ns, "zxfs", node, "nullb3", v1alpha1.EngineInnoDB), zonedXFSDB(ns, "zxfs-rocks", node, "nullb4", v1alpha1.EngineRocksDB)
-	dbs := []*v1alpha1.ZNSDatabase{btrfs, f2fs, nvme, conv, convdev, xfs, xfsRocks}
+	// the zoned node's scenario (config/samples/zoned-node), as make demo runs it, with the databases only this
+	// flow has (innodb-f2fs, innodb-volume, a local PersistentVolume of the node's class) and without the demo's
+	// second geometry (nvme0n2: TestZonedFioBenchmark's raw device)
+	names := []string{"myrocks-zoned", "innodb-f2fs", "innodb-zoned", "innodb-volume", "innodb-baseline", "innodb-zxfs", "myrocks-zxfs"}
+	p := onZonedNode(ns, node)
+	p.StorageClass = env("ZNS_E2E_CONVENTIONAL_CLASS", "")
+	sc := scenario(t, samples.ZonedNode, p, append(names, "zoned-vs-conv")...)
+	dbs := sc.Databases
+	btrfs, f2fs, nvme, convdev, xfs, xfsRocks := dbs[0], dbs[1], dbs[2], dbs[4], dbs[5], dbs[6]
 	start := time.Now()
 	for _, db := range dbs {
 		if err := k8s.Create(ctx, db); err != nil {
@@ -126,7 +114,8 @@ func TestZonedFilesystemFlow(t *testing.T) {
 	t.Logf("ZONED-NODE rows written in %s", time.Since(sqlStart).Round(time.Second))
 
 	// A second database asking for a taken device is refused, and nothing of it touches the device.
-	thief := zonedFSDB(ns, "thief", node, "nullb0", v1alpha1.FilesystemBtrfs, v1alpha1.EngineInnoDB)
+	thief := btrfs.DeepCopy()
+	thief.Name = "thief"
 	if err := k8s.Create(ctx, thief); err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +125,7 @@ func TestZonedFilesystemFlow(t *testing.T) {
 			return err
 		}
 		c := meta.FindStatusCondition(cur.Status.Conditions, v1alpha1.ConditionDeviceReady)
-		if c == nil || c.Reason != "DeviceConflict" || !strings.Contains(c.Message, ns+"/zbtrfs") {
+		if c == nil || c.Reason != "DeviceConflict" || !strings.Contains(c.Message, ns+"/"+btrfs.Name) {
 			return fmt.Errorf("DeviceReady %+v", c)
 		}
 		return nil
@@ -155,7 +144,7 @@ func TestZonedFilesystemFlow(t *testing.T) {
 	if err := k8s.Delete(ctx, btrfs); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "zbtrfs's PersistentVolumes released", 5*time.Minute*timeScale/2, func() error {
+	waitFor(t, btrfs.Name+"'s PersistentVolumes released", 5*time.Minute*timeScale/2, func() error {
 		for _, name := range []string{v1alpha1.DevicePVName(node, "nullb0"), v1alpha1.FilesystemPVName(node, "nullb0")} {
 			if err := k8s.Get(ctx, client.ObjectKey{Name: name}, &corev1.PersistentVolume{}); !apierrors.IsNotFound(err) {
 				return fmt.Errorf("PersistentVolume %s still there (%v)", name, err)
@@ -163,7 +152,7 @@ func TestZonedFilesystemFlow(t *testing.T) {
 		}
 		return nil
 	})
-	again := zonedFSDB(ns, "zbtrfs", node, "nullb0", v1alpha1.FilesystemBtrfs, v1alpha1.EngineInnoDB)
+	again := scenario(t, samples.ZonedNode, onZonedNode(ns, node), btrfs.Name).Databases[0]
 	if err := k8s.Create(ctx, again); err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +162,7 @@ func TestZonedFilesystemFlow(t *testing.T) {
 		t.Fatal(err)
 	}
 	if f := cur.Status.Filesystem; f == nil || f.Action != "keep" {
-		t.Errorf("re-created zbtrfs: status.filesystem %+v, want the existing btrfs kept", f)
+		t.Errorf("re-created %s: status.filesystem %+v, want the existing btrfs kept", again.Name, f)
 	}
 	if out := sqlJob(t, again, "SELECT GROUP_CONCAT(v ORDER BY id) FROM e2e.t;"); strings.TrimSpace(out) != "kept,across,deletion" {
 		t.Errorf("rows after deleting and re-creating the database: %q, want the three written before", out)
@@ -183,20 +172,11 @@ func TestZonedFilesystemFlow(t *testing.T) {
 	// A multitenant Benchmark: zoned btrfs on null_blk and on NVMe ZNS, InnoDB and MyRocks on zoned XFS, beside
 	// the conventional devices, with the drives' counters and the FTL model, and the write-only phase on the
 	// conventional targets first.
-	steady := v1alpha1.SteadyStateSpec{RoundSeconds: 10, MaxRounds: 3, Window: 2}
-	b := &v1alpha1.Benchmark{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "zoned-vs-conv"}, Spec: v1alpha1.BenchmarkSpec{
-		Targets: []v1alpha1.BenchmarkTarget{{Name: "zbtrfs"}, {Name: "nvme"}, {Name: "conv"}, {Name: "convdev"},
-			{Name: "zxfs"}, {Name: "zxfs-rocks"}},
-		Baseline: "convdev", Workload: "oltp_update_index", Tables: 1, TableSize: 2000, Threads: 2,
-		DurationSeconds: 20, ReportIntervalSeconds: 2, Iterations: 1,
-		// Under QEMU's emulation four run pods, each with the drive sidecar, started up to 144 s after their
-		// Jobs were created (a cold .ci/run of 2026-11-27, the node also running five mysqld): 30 x 4 s was too
-		// short for the common start, and those targets failed with StartMissed. There are six now.
-		StartDelaySeconds:    int32(75 * timeScale),
-		TargetTimeoutSeconds: int32(600 * timeScale),
-		Drive:                &v1alpha1.DriveSpec{Counters: true, ModelOverProvisioningPercent: []int32{7, 28}},
-		SteadyState:          &steady,
-	}}
+	// The scenario's Benchmark, its start delay and timeout stretched by the time scale: under QEMU's emulation
+	// four run pods, each with the drive sidecar, started up to 144 s after their Jobs were created (a cold
+	// .ci/run of 2026-11-27, the node also running five mysqld), and there are six now.
+	b := sc.Benchmarks[0]
+	steady := *b.Spec.SteadyState
 	bStart := time.Now()
 	if err := k8s.Create(ctx, b); err != nil {
 		t.Fatal(err)
@@ -230,22 +210,23 @@ func TestZonedFilesystemFlow(t *testing.T) {
 		if tps <= 0 || bpt <= 0 {
 			t.Errorf("target %s: tps %q, device bytes per transaction %q: want both positive", ts.Name, r.TPS, r.BytesPerTransaction)
 		}
-		if want := map[string]string{"zbtrfs": "btrfs", "nvme": "btrfs", "convdev": "ext4", "zxfs": "xfs", "zxfs-rocks": "xfs"}[ts.Name]; ts.Filesystem != want {
+		if want := map[string]string{"myrocks-zoned": "btrfs", "innodb-zoned": "btrfs", "innodb-baseline": "ext4", "innodb-zxfs": "xfs", "myrocks-zxfs": "xfs"}[ts.Name]; ts.Filesystem != want {
 			t.Errorf("target %s: status filesystem %q, want %q (the table names the stack by it)", ts.Name, ts.Filesystem, want)
 		}
-		zoned := ts.Name != "conv" && ts.Name != "convdev"
+		conventional := ts.Name == "innodb-volume" || ts.Name == "innodb-baseline"
+		zoned := !conventional
 		if g := ts.Zones; zoned != (g != nil) || g != nil && (g.Count == 0 || g.Size == nil || g.Capacity == nil) {
 			t.Errorf("target %s: zone geometry %+v (want one from the device for a zoned target, none otherwise)", ts.Name, g)
 		}
 		// Each device here is a drive of its own (nvme0n1 and nvme1n1 are two emulated controllers); the volume's
 		// drive is known when its PersistentVolume is a local device (nullb2).
-		if want := map[string]string{"zbtrfs": node + "/nullb0", "nvme": node + "/nvme0", "convdev": node + "/nvme1",
-			"zxfs": node + "/nullb3", "zxfs-rocks": node + "/nullb4"}[ts.Name]; want != "" &&
+		if want := map[string]string{"myrocks-zoned": node + "/nullb0", "innodb-zoned": node + "/nvme0", "innodb-baseline": node + "/nvme1",
+			"innodb-zxfs": node + "/nullb3", "myrocks-zxfs": node + "/nullb4"}[ts.Name]; want != "" &&
 			(ts.Drive != want || len(ts.SharesDriveWith) != 0) {
 			t.Errorf("target %s: drive %q shared with %v, want %q alone", ts.Name, ts.Drive, ts.SharesDriveWith, want)
 		}
 		checkDriveFigures(t, ts)
-		if ts.Name == "conv" || ts.Name == "convdev" {
+		if conventional {
 			checkSteadyState(t, ts, steady)
 		} else if st := ts.SteadyState; st == nil || st.Required || len(st.Rounds) > 0 {
 			t.Errorf("target %s: steady state %+v: a zoned target runs no write-only rounds", ts.Name, st)
@@ -287,17 +268,6 @@ func reformat(t *testing.T, db *v1alpha1.ZNSDatabase, oldUUID string) {
 	}
 	t.Logf("ZONED-NODE %s re-formatted by a new reformatToken and Available again %s after the patch", db.Name,
 		time.Since(start).Round(time.Second))
-}
-
-// preconditionedDeviceDB is InnoDB on ext4 on a whole conventional device, preconditioned before mkfs: two
-// sequential passes and up to three 5-second random rounds (the node's device is 1 GiB, so this stays short).
-func preconditionedDeviceDB(ns, name, node, device string) *v1alpha1.ZNSDatabase {
-	db := conventionalDB(ns, name, v1alpha1.EngineInnoDB)
-	db.Spec.Storage = v1alpha1.StorageSpec{Device: &v1alpha1.DeviceSource{NodeName: node, DeviceName: device,
-		Precondition: &v1alpha1.DevicePreconditionSpec{RandomRounds: 3, RoundSeconds: 5, DriveCounters: true,
-			SteadyState: &v1alpha1.PreconditionSteadyStateSpec{Window: 2}}}}
-	db.Spec.Format.ReformatToken = "e2e-" + ns
-	return db
 }
 
 // checkPreconditioned: the device database's format Job wrote the whole device twice before it made ext4, and
@@ -342,29 +312,29 @@ func checkDriveFigures(t *testing.T, ts v1alpha1.TargetStatus) {
 		return
 	}
 	switch ts.Name {
-	case "convdev":
+	case "innodb-baseline":
 		// The two are read a few milliseconds apart from a live mysqld, whose background flushes may fall between.
 		c := d.Counters
 		if c == nil {
-			t.Errorf("convdev: no counters: %s", d.CountersUnavailable)
+			t.Errorf("innodb-baseline: no counters: %s", d.CountersUnavailable)
 			break
 		}
 		media, errM := strconv.ParseFloat(c.MediaWrittenBytes, 64)
 		block, errB := strconv.ParseFloat(d.BlockLayerWrittenBytes, 64)
 		if c.MediaSource != "smart+ocp" || errM != nil || errB != nil || block <= 0 || math.Abs(media-block) > math.Max(1<<20, block/100) {
-			t.Errorf("convdev counters %+v (block layer %s): want OCP media bytes equal to the block layer's", c, d.BlockLayerWrittenBytes)
+			t.Errorf("innodb-baseline counters %+v (block layer %s): want OCP media bytes equal to the block layer's", c, d.BlockLayerWrittenBytes)
 		}
-	case "nvme":
+	case "innodb-zoned":
 		if c := d.Counters; c == nil || c.HostWrittenBytes == "" || c.MediaWrittenBytes != "" || c.MediaUnavailable == "" {
-			t.Errorf("nvme counters %+v: want SMART's host bytes and a reason for the missing media bytes", c)
+			t.Errorf("innodb-zoned counters %+v: want SMART's host bytes and a reason for the missing media bytes", c)
 		}
-	case "zbtrfs", "zxfs", "zxfs-rocks": // null_blk
+	case "myrocks-zoned", "innodb-zxfs", "myrocks-zxfs": // null_blk
 		if d.Counters != nil || !strings.Contains(d.CountersUnavailable, "not an NVMe device") {
 			t.Errorf("%s counters %+v, reason %q", ts.Name, d.Counters, d.CountersUnavailable)
 		}
-	case "conv":
+	case "innodb-volume":
 		if d.Counters != nil || d.CountersUnavailable == "" {
-			t.Errorf("conv counters %+v, reason %q: a volume is reachable only through its file system", d.Counters, d.CountersUnavailable)
+			t.Errorf("innodb-volume counters %+v, reason %q: a volume is reachable only through its file system", d.Counters, d.CountersUnavailable)
 		}
 	}
 	zoned := ts.Storage == "zoned"

@@ -1,55 +1,50 @@
 package controller_test
 
 import (
-	"os"
-	"path/filepath"
-	"runtime"
-	"strings"
 	"testing"
+	"testing/fstest"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
-	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
+	"github.com/zns-mysql/zns-mysql/config/samples"
 )
 
-// TestSamplesAreValid submits every sample under config/samples to the API server as a dry run, so that a
-// sample that drifted from the CRD's schema or validation rules fails here rather than in a user's hands.
+// TestSamplesAreValid submits every object of every scenario under config/samples to the API server as a dry
+// run, as the manifest hack/scenario writes for make demo, so that a sample that drifted from the CRD's schema
+// or validation rules fails here rather than in a user's hands, the demo's or an e2e flow's.
 func TestSamplesAreValid(t *testing.T) {
 	requireEnv(t)
-	_, file, _, _ := runtime.Caller(0)
-	dir := filepath.Join(filepath.Dir(file), "..", "..", "..", "config", "samples")
-	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	ns := newNamespace(t)
 	checked := 0
-	for _, f := range files {
-		if filepath.Base(f) == "kustomization.yaml" {
-			continue
-		}
-		raw, err := os.ReadFile(f)
+	for _, dir := range []string{samples.Lab, samples.ZonedNode} {
+		s, err := samples.Load(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, doc := range strings.Split(string(raw), "\n---\n") {
-			var obj client.Object = &v1alpha1.ZNSDatabase{}
-			if strings.Contains(doc, "kind: Benchmark") {
-				obj = &v1alpha1.Benchmark{}
-			}
-			if err := yaml.UnmarshalStrict([]byte(doc), obj); err != nil {
-				t.Errorf("%s: %v", filepath.Base(f), err)
-				continue
-			}
-			obj.SetNamespace(ns)
+		s.Place(samples.Placement{Namespace: ns, TimeScale: 4})
+		manifest, err := s.YAML()
+		if err != nil {
+			t.Fatal(err)
+		}
+		applied, err := samples.LoadFS(fstest.MapFS{"m/manifest.yaml": {Data: manifest}}, "m")
+		if err != nil {
+			t.Fatalf("%s: the manifest does not read back: %v", dir, err)
+		}
+		var objs []client.Object
+		for _, db := range applied.Databases {
+			objs = append(objs, db)
+		}
+		for _, b := range applied.Benchmarks {
+			objs = append(objs, b)
+		}
+		for _, obj := range objs {
 			if err := k8s.Create(ctx, obj, client.DryRunAll); err != nil {
-				t.Errorf("%s: the API server rejects it: %v", filepath.Base(f), err)
+				t.Errorf("%s (%s): the API server rejects it: %v", obj.GetName(), s.Files[obj.GetName()], err)
 			}
 			checked++
 		}
 	}
-	if checked < 5 {
-		t.Fatalf("checked %d samples, expected at least 3 in %s", checked, dir)
+	if checked < 17 {
+		t.Fatalf("checked %d samples, expected the 8 of the lab and the 9 of the zoned node", checked)
 	}
 }
