@@ -231,7 +231,7 @@ else
 fi
 note "innodb-baseline: InnoDB on a volume (the baseline)"
 place+=(-flavor "$flavor" -memory "$memory")
-bench_name=compare
+bench_name="compare"
 apply_scenario "${place[@]}" -only "$(IFS=,; echo "${targets[*]}")" -print databases
 show_trouble() {
   kubectl -n "$ns" get znsdatabases,benchmarks,pods,jobs -o wide >&2 || true
@@ -313,7 +313,7 @@ if [[ -n "$zoned_why" && -z "$node_why" ]]; then
   # the baseline's reformat token, new for each namespace, confirms that its preconditioning destroys what is on
   # nvme1n1; the time scale stretches the Benchmark's common start and timeout for emulation's slow pod starts
   place=(-scenario zoned-node -memory "$memory" -reformat-token "demo-${ns}" -time-scale "$ZNS_E2E_TIME_SCALE")
-  bench_name=zoned-vs-conv
+  bench_name="zoned-vs-conv"
   apply_scenario "${place[@]}" -only "$(IFS=,; echo "${targets[*]}")" -print databases
   # emulation: a process start takes about a second, so the waits are longer and the run smaller
   available_minutes=$((10 * ZNS_E2E_TIME_SCALE)) bench_slack=$((900 * ZNS_E2E_TIME_SCALE))
