@@ -102,7 +102,7 @@ recipe() {
   {
     printf '%s\n' "$K8S_VERSION" "$KIND_VER" "$DEBIAN_SUITE" "$CONTAINERD_VER" "$RUNC_VER" "$CNI_VER" \
       "$LPP_VER" "${NODE_PACKAGES[*]}"
-    cat "$SELF" "${KIND_LIB_DIR}/lib.sh"
+    cat "$SELF" "${KIND_LIB_DIR}/lib.sh" "${REPO_ROOT}"/hack/imagearchive/*.go
     find "$NODE_FILES" -type f | LC_ALL=C sort | while read -r f; do
       printf '%s %s\n' "${f#"$NODE_FILES"/}" "$(stat -c %a "$f")"
       cat "$f"
@@ -466,20 +466,14 @@ fi
 
 # --- component images: docker-archive tarballs, written without docker ------------------------------------
 # docker_archive OUT.tar REF ROOTFS_DIR CONFIG_JSON: one-layer image REF (docker save format, which both
-# `docker load` and `ctr images import` read). CONFIG_JSON is the image's "config" object.
+# `docker load` and `ctr images import` read; hack/imagearchive writes it, with its digests). CONFIG_JSON is the
+# image's "config" object.
 docker_archive() {
-  local out=$1 ref=$2 dir=$3 cfg=$4 t diff cfgjson cfgsha
-  t=$(mktemp -d "${WORK}/archive.XXXXXX")
-  mkdir -p "$t/layer"
-  tar -C "$dir" --numeric-owner --owner=0 --group=0 --sort=name --mtime=@0 -cf "$t/layer/layer.tar" . || return 1
-  diff=$(sha256sum "$t/layer/layer.tar" | cut -d' ' -f1)
-  mv "$t/layer" "$t/$diff"
-  cfgjson=$(printf '{"architecture":"amd64","os":"linux","created":"1970-01-01T00:00:00Z","config":%s,"rootfs":{"type":"layers","diff_ids":["sha256:%s"]},"history":[{"created":"1970-01-01T00:00:00Z","created_by":"hack/kind/build-node-image.sh"}]}' "$cfg" "$diff")
-  cfgsha=$(printf '%s' "$cfgjson" | sha256sum | cut -d' ' -f1)
-  printf '%s' "$cfgjson" >"$t/${cfgsha}.json"
-  printf '[{"Config":"%s.json","RepoTags":["%s"],"Layers":["%s/layer.tar"]}]' "$cfgsha" "$ref" "$diff" >"$t/manifest.json"
-  tar -C "$t" --numeric-owner --owner=0 --group=0 -cf "$out" manifest.json "${cfgsha}.json" "$diff" || return 1
-  rm -rf "$t"
+  if [[ ! -x "${WORK}/imagearchive" ]]; then
+    (cd "$REPO_ROOT" && CGO_ENABLED=0 go build -o "${WORK}/imagearchive" ./hack/imagearchive) ||
+      { log "building hack/imagearchive failed (above)"; return 1; }
+  fi
+  "${WORK}/imagearchive" -o "$1" -ref "$2" -rootfs "$3" -config "$4"
 }
 # static_root DIR: the skeleton of a distroless-like image (passwd, group, nsswitch, tmp).
 static_root() {
