@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -206,8 +207,8 @@ func parseArgs(args []string) (Config, error) {
 		case "--timeout":
 			c.TimeoutS = n
 		case "--accel":
-			if v != "tcg" && v != "kvm" {
-				return c, fmt.Errorf("--accel takes tcg or kvm, not %q", v)
+			if err := oneOf(opt, v, "tcg", "kvm"); err != nil {
+				return c, err
 			}
 			c.Accel = v
 		case "--console":
@@ -215,8 +216,8 @@ func parseArgs(args []string) (Config, error) {
 		case "--guest-dir":
 			c.GuestDir = v
 		case "--kernel":
-			if v != "current" && v != "6.1" {
-				return c, fmt.Errorf("--kernel takes current or 6.1, not %q", v)
+			if err := oneOf(opt, v, "current", "6.1"); err != nil {
+				return c, err
 			}
 			c.Kernel = v
 		case "--append":
@@ -243,6 +244,13 @@ func parseArgs(args []string) (Config, error) {
 	return c, nil
 }
 
+func oneOf(opt, v string, allowed ...string) error {
+	if slices.Contains(allowed, v) {
+		return nil
+	}
+	return fmt.Errorf("%s takes %s, not %q", opt, strings.Join(allowed, " or "), v)
+}
+
 func parseDisk(v string) (Disk, error) {
 	if v == "" {
 		return Disk{}, errors.New("--disk needs FILE or FILE,snapshot")
@@ -260,13 +268,8 @@ func parseDisk(v string) (Disk, error) {
 // checkFiles checks what the command line names on the host, and makes --share absolute.
 func (c *Config) checkFiles() error {
 	for _, d := range c.Disks {
-		if st, err := os.Stat(d.File); err != nil || !st.Mode().IsRegular() {
+		if !regularAndReadable(d.File) {
 			return fmt.Errorf("--disk '%s': %s is not a readable file", d.File, d.File)
-		}
-		if f, err := os.Open(d.File); err != nil {
-			return fmt.Errorf("--disk '%s': %s is not a readable file", d.File, d.File)
-		} else {
-			f.Close()
 		}
 	}
 	if c.Share == "" {
@@ -287,4 +290,14 @@ func (c *Config) checkFiles() error {
 	}
 	c.Share = abs
 	return nil
+}
+
+func regularAndReadable(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	return err == nil && st.Mode().IsRegular()
 }
