@@ -114,6 +114,12 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	s.Place(p)
+	if *benchmarkName != "" {
+		if len(s.Benchmarks) != 1 {
+			return fmt.Errorf("-benchmark-name names one Benchmark; this selection has %d", len(s.Benchmarks))
+		}
+		s.Benchmarks[0].Name = *benchmarkName
+	}
 	switch *print {
 	case "all":
 	case "databases":
@@ -122,12 +128,6 @@ func run(args []string, stdout, stderr io.Writer) error {
 		s.Databases = nil
 	default:
 		return fmt.Errorf("-print %q: all, databases or benchmarks", *print)
-	}
-	if *benchmarkName != "" {
-		if len(s.Benchmarks) != 1 {
-			return fmt.Errorf("-benchmark-name names one Benchmark; this selection has %d", len(s.Benchmarks))
-		}
-		s.Benchmarks[0].Name = *benchmarkName
 	}
 	out, err := s.YAML()
 	if err != nil {
