@@ -43,15 +43,12 @@ func guestScript(c Config, lay nvmeLayout, workdir string, verbose bool) string 
 	line("ctl=/run/zns")
 	line(`cut -d" " -f1 /proc/uptime >"$ctl/boot-seconds"`)
 	line(`fail() { echo "qemu-guest: $*" >>"$ctl/output"; echo "$*" >"$ctl/setup-error"; dmesg >"$ctl/dmesg" 2>&1; exit 0; }`)
-	userland, network := 0, 0
+	userland := 0
 	if c.Userland {
 		userland = 1
 	}
-	if len(c.HostFwd) > 0 {
-		network = len(c.HostFwd)
-	}
 	line("share=%s n_nvme=%d n_disks=%d workdir=%s userland=%d network=%d", shellQuote(c.Share), lay.Controllers,
-		len(c.Disks), shellQuote(workdir), userland, network)
+		len(c.Disks), shellQuote(workdir), userland, len(c.HostFwd))
 	line("nvme_names=%s nvme_serials=%s", shellQuote(strings.Join(lay.Names, " ")), shellQuote(strings.Join(lay.Serials, " ")))
 	b.WriteString(guestSetup)
 	for _, e := range c.Env {
