@@ -308,34 +308,43 @@ func indent(s string) string {
 // logEntry is the first line of a t.Log or t.Error entry in go test's output: "    file_test.go:123: message".
 var logEntry = regexp.MustCompile(`^\s+([\w.-]+\.go:\d+: .*)$`)
 
-// recapEntries and recapWidth bound what the recap keeps of each failed test.
+// recapEntries and recapWidth bound what the recap keeps of each failed test; recapTail is how many of the last
+// entry's continuation lines it keeps (a failed command's output, quoted in a t.Fatalf, ends with its reason).
 const (
 	recapEntries = 6
 	recapWidth   = 400
+	recapTail    = 4
 )
 
 // recap is a failed test's name and the last log entries it wrote before any dump of its cluster (test/e2e
 // dumps its namespace on failure in entries starting "--- "), with go test's timeout panic: the lines that
 // say why it failed. A CI log is often seen only by its tail, and a dump hundreds of lines long pushes the
-// reason out of it.
+// reason out of it. Of each entry it keeps the first line, and of the last entry also its last lines.
 func recap(name, output string) string {
 	var entries []string
+	var tail []string // the last entry's continuation lines
 	for _, l := range strings.Split(output, "\n") {
 		if strings.HasPrefix(l, "panic: test timed out") {
-			entries = append(entries, l)
+			entries, tail = append(entries, l), nil
 			continue
 		}
 		m := logEntry.FindStringSubmatch(l)
 		if m == nil {
+			if len(entries) > 0 && strings.HasPrefix(l, "        ") && strings.TrimSpace(l) != "" {
+				tail = append(tail, strings.TrimSpace(l))
+			}
 			continue
 		}
 		if _, msg, _ := strings.Cut(m[1], ": "); strings.HasPrefix(msg, "--- ") {
 			break
 		}
-		entries = append(entries, m[1])
+		entries, tail = append(entries, m[1]), nil
 	}
 	if len(entries) > recapEntries {
 		entries = entries[len(entries)-recapEntries:]
+	}
+	if len(tail) > recapTail {
+		tail = append([]string{"…"}, tail[len(tail)-recapTail:]...)
 	}
 	var b strings.Builder
 	b.WriteString("  " + name + "\n")
@@ -343,12 +352,19 @@ func recap(name, output string) string {
 		b.WriteString("    (it logged nothing: its output is above)\n")
 	}
 	for _, e := range entries {
-		if r := []rune(e); len(r) > recapWidth {
-			e = string(r[:recapWidth-1]) + "…"
-		}
-		b.WriteString("    " + e + "\n")
+		b.WriteString("    " + cut(e) + "\n")
+	}
+	for _, l := range tail {
+		b.WriteString("        " + cut(l) + "\n")
 	}
 	return b.String()
+}
+
+func cut(line string) string {
+	if r := []rune(line); len(r) > recapWidth {
+		return string(r[:recapWidth-1]) + "…"
+	}
+	return line
 }
 
 // writeRecap writes what each failed test said last, for the very end of a long log; nothing when none failed.

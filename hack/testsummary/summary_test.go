@@ -220,6 +220,24 @@ func TestRecapKeepsTheLastEntriesCut(t *testing.T) {
 	}
 }
 
+// A test that quotes a failed command's output in its last entry (t.Fatalf("cmd: %v\n%s", err, out)) fails for
+// the reason at that output's end: the recap keeps its last lines, and only those.
+func TestRecapKeepsTheLastEntrysTail(t *testing.T) {
+	var out strings.Builder
+	out.WriteString("    zonedfs_test.go:67: hack/demo-zoned.sh took 34s\n        an earlier entry's continuation\n")
+	out.WriteString("    zonedfs_test.go:69: hack/demo-zoned.sh: exit status 1\n")
+	for i := 1; i <= 10; i++ {
+		fmt.Fprintf(&out, "        ==> step %d\n", i)
+	}
+	out.WriteString("        demo-zoned: step 'hack/qemu/build-xfs-userland.sh' failed (above)\n        \n")
+	got := recap("p TestZonedFilesystems", out.String())
+	want := "    zonedfs_test.go:69: hack/demo-zoned.sh: exit status 1\n        …\n        ==> step 8\n        ==> step 9\n" +
+		"        ==> step 10\n        demo-zoned: step 'hack/qemu/build-xfs-userland.sh' failed (above)\n"
+	if !strings.HasSuffix(got, want) || strings.Contains(got, "step 7") || strings.Contains(got, "earlier entry's") {
+		t.Errorf("recap:\n%s\nwant it to end with:\n%s", got, want)
+	}
+}
+
 func TestRecapOfATimedOutTestHasThePanic(t *testing.T) {
 	in, err := os.Open("testdata/go-test-timeout.json")
 	if err != nil {
