@@ -23,8 +23,16 @@ const (
 const (
 	// Available: mysqld accepts connections.
 	ReasonMySQLReady = "MySQLReady"
-	// Available False: the pod is starting or not ready yet.
+	// Available False: the pod is starting or not ready yet (the message says what it is doing).
 	ReasonStarting = "Starting"
+	// Available False: the scheduler cannot place the mysqld pod (the message quotes the scheduler).
+	ReasonPodUnschedulable = "PodUnschedulable"
+	// Available False: a container of the mysqld pod keeps exiting (the message gives its last exit).
+	ReasonCrashLoopBackOff = "CrashLoopBackOff"
+	// Available False: a container of the mysqld pod cannot get its image.
+	ReasonImagePullBackOff = "ImagePullBackOff"
+	// Available False: the kubelet cannot create or start a container of the mysqld pod (the message quotes it).
+	ReasonContainerCannotStart = "ContainerCannotStart"
 	// Progressing False: the pod runs the current configuration.
 	ReasonStable = "Stable"
 	// Progressing: a new configuration or image is being rolled out.

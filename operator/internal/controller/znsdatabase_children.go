@@ -18,6 +18,7 @@ import (
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
 	"github.com/zns-mysql/zns-mysql/operator/internal/event"
 	"github.com/zns-mysql/zns-mysql/operator/internal/mycnf"
+	"github.com/zns-mysql/zns-mysql/operator/internal/podprogress"
 	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
 )
 
@@ -213,10 +214,45 @@ func (r *ZNSDatabaseReconciler) reconcileAvailability(ctx context.Context, st *s
 		setCondition(db, v1alpha1.ConditionProgressing, metav1.ConditionFalse, v1alpha1.ReasonStable, "the pod runs the current configuration")
 		return nil, nil
 	}
-	msg := fmt.Sprintf("waiting for pod %s to run the current configuration and become ready", db.PodName())
+	progress, err := r.podProgress(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	if progress.Stalled() {
+		// A start that cannot finish by waiting: the condition and an Event (once per stall) say why, in place of
+		// a "waiting" that would last until someone looked at the pod.
+		msg := fmt.Sprintf("pod %s: %s; %s", db.PodName(), progress.Message, stallHint[progress.Stall])
+		if !isBlockedBy(db, progress.Stall) {
+			event.PodStalled(progress.Stall).Emit(db, r.Recorder, msg)
+		}
+		setCondition(db, v1alpha1.ConditionAvailable, metav1.ConditionFalse, progress.Stall, msg)
+		setCondition(db, v1alpha1.ConditionProgressing, metav1.ConditionTrue, v1alpha1.ReasonRollingOut, msg)
+		return nil, nil
+	}
+	msg := fmt.Sprintf("waiting for pod %s to run the current configuration and become ready (now: %s)", db.PodName(), progress.Message)
 	setCondition(db, v1alpha1.ConditionAvailable, metav1.ConditionFalse, v1alpha1.ReasonStarting, msg)
 	setCondition(db, v1alpha1.ConditionProgressing, metav1.ConditionTrue, v1alpha1.ReasonRollingOut, msg)
 	return nil, nil
+}
+
+// stallHint says where to look for each kind of stall.
+var stallHint = map[string]string{
+	v1alpha1.ReasonPodUnschedulable:     "check the node's free memory and CPU against spec.resources, and its taints (kubectl describe node)",
+	v1alpha1.ReasonCrashLoopBackOff:     "mysqld's log says why (kubectl logs --previous on the pod)",
+	v1alpha1.ReasonImagePullBackOff:     "check the image name (the operator's image flags or spec.image) and that the node can pull or already holds it",
+	v1alpha1.ReasonContainerCannotStart: "kubectl describe pod on it shows the kubelet's events",
+}
+
+// podProgress reads the database's mysqld pod (from the cache; pods wake the database) and says what it is doing.
+func (r *ZNSDatabaseReconciler) podProgress(ctx context.Context, db *v1alpha1.ZNSDatabase) (podprogress.Progress, error) {
+	pod := &corev1.Pod{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: db.Namespace, Name: db.PodName()}, pod); err != nil {
+		if apierrors.IsNotFound(err) {
+			return podprogress.Describe(nil), nil
+		}
+		return podprogress.Progress{}, err
+	}
+	return podprogress.Describe(pod), nil
 }
 
 func isAvailable(db *v1alpha1.ZNSDatabase) bool {

@@ -68,6 +68,11 @@ var (
 	DevicePreconditionStopped   = Event{corev1.EventTypeWarning, "DevicePreconditionStopped", "%s"}
 )
 
+// PodStalled is the Warning for a mysqld pod that cannot become ready by waiting; its reason is the Available
+// condition's (v1alpha1.ReasonPodUnschedulable, ReasonCrashLoopBackOff, ReasonImagePullBackOff,
+// ReasonContainerCannotStart).
+func PodStalled(reason string) Event { return Event{corev1.EventTypeWarning, reason, "%s"} }
+
 // Benchmark events.
 var (
 	BenchmarkStarted  = Event{corev1.EventTypeNormal, "Started", "benchmark of %d target(s) with %s started"}
