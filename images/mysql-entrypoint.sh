@@ -4,7 +4,8 @@
 # The operator's pod runs the image with no command and the arguments `--defaults-file=/etc/zns-mysql/my.cnf`.
 # This script then
 #   1. finds the datadir (the config's datadir, or a --datadir= argument),
-#   2. initialises it when it is empty: the flavor's install step, then a private server (no TCP, its socket
+#   2. initialises it when it is empty: the flavor's install step (for MariaDB a copy of the image's empty system
+#      schema when it has one), then a private server (no TCP, its socket
 #      in a temporary directory) that sets the root password from $MYSQL_ROOT_PASSWORD for root@localhost and
 #      root@'%', then stops,
 #   3. execs the server with the same arguments, as PID 1, without the password in its environment.
@@ -17,7 +18,9 @@
 #
 # Environment: ZNS_MYSQL_FLAVOR (percona | mariadb; the image sets its own), MYSQL_ROOT_PASSWORD (needed to
 # initialise), ZNS_INIT_TIMEOUT (seconds the private server may take to come up, default 300: ZenFS mounts
-# and RocksDB recovery can be slow). Runs as any uid that owns the datadir's parent (999 in the images).
+# and RocksDB recovery can be slow), ZNS_MARIADB_DATADIR_TEMPLATE (mariadb: an empty system schema to copy in
+# place of the install step, used when it holds .zns-template; default the image's
+# /usr/local/share/zns-mysql/mariadb-datadir; empty: always run mariadb-install-db). Runs as any uid that owns the datadir's parent (999 in the images).
 # A first argument that is not an option is run as a command instead (`docker run IMAGE bash`).
 set -euo pipefail
 
@@ -124,6 +127,16 @@ install_system_schema() {
         die "$server --initialize-insecure failed"
       ;;
     mariadb)
+      # The image's empty system schema (Dockerfile.mariadb), when it has one: a copy takes seconds where
+      # mariadb-install-db takes minutes on a slow or emulated node. The first start resizes its redo log to the
+      # configuration's, and the private server below sets the root password and drops the other root accounts.
+      local template=${ZNS_MARIADB_DATADIR_TEMPLATE-/usr/local/share/zns-mysql/mariadb-datadir}
+      if [[ -n $template && -f $template/.zns-template ]]; then
+        log "copying the image's empty system schema from $template ($(<"$template/.zns-template"))"
+        cp -R "$template/." "$datadir/" || die "copying $template into $datadir failed"
+        rm -f "$datadir/.zns-template"
+        return 0
+      fi
       [[ -n $install_db ]] || die "mariadb-install-db not on PATH"
       # normal authentication: root@localhost by password (the default, unix_socket, would need the OS user
       # to be named root).

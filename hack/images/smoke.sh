@@ -104,6 +104,8 @@ step "database initialised and ready (znsdb health)"
 # The pod's contract, checked from inside.
 logs=$("$DOCKER" logs "$db" 2>&1)
 grep -q 'initialisation done' <<<"$logs" || fail "the entrypoint did not report an initialisation"
+grep -q "copying the image's empty system schema" <<<"$logs" ||
+  fail "the entrypoint ran the install step instead of copying the image's empty system schema (Dockerfile.mariadb)"
 [[ $("$DOCKER" exec "$db" id -u) == 999 ]] || fail "mysqld does not run as uid 999"
 [[ $("$DOCKER" inspect -f '{{.HostConfig.ReadonlyRootfs}}' "$db") == true ]] || fail "root filesystem not read-only"
 listing=$("$DOCKER" exec "$db" ls -A /var/lib/mysql)

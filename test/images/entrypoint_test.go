@@ -138,7 +138,7 @@ type entrypoint struct {
 
 // start runs images/mysql-entrypoint.sh the way the image does: flavor mariadb, the config as
 // --defaults-file; the server without networking (the test talks over the socket only).
-func start(t *testing.T, h hostMariaDB, v volume, password string) *entrypoint {
+func start(t *testing.T, h hostMariaDB, v volume, password string, env ...string) *entrypoint {
 	t.Helper()
 	args := []string{"--defaults-file=" + v.cnf, "--skip-networking"}
 	if h.root {
@@ -150,6 +150,7 @@ func start(t *testing.T, h hostMariaDB, v volume, password string) *entrypoint {
 	if password != "" {
 		cmd.Env = append(cmd.Env, "MYSQL_ROOT_PASSWORD="+password)
 	}
+	cmd.Env = append(cmd.Env, env...)
 	e := &entrypoint{cmd: cmd, out: &syncBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = e.out, e.out
 	if err := cmd.Start(); err != nil {
@@ -288,6 +289,47 @@ func TestEntrypointOnHost(t *testing.T) {
 			t.Errorf("restart initialised again:\n%s", e.out.String())
 		}
 		e.stop(t)
+	})
+
+	t.Run("copies the image's empty system schema in place of the install step", func(t *testing.T) {
+		// As Dockerfile.mariadb makes it: mariadb-install-db without the configuration, a 4 MiB redo log.
+		template := filepath.Join(t.TempDir(), "mariadb-datadir")
+		args := []string{"--no-defaults", "--auth-root-authentication-method=normal", "--skip-test-db",
+			"--innodb-log-file-size=4M", "--datadir=" + template, "--tmpdir=" + t.TempDir()}
+		if h.root {
+			args = append(args, "--user=root")
+		}
+		if out, err := exec.Command("mariadb-install-db", args...).CombinedOutput(); err != nil {
+			t.Fatalf("mariadb-install-db: %v\n%s", err, out)
+		}
+		if err := os.WriteFile(filepath.Join(template, ".zns-template"), []byte("made by the test\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		v := newVolume(t, h)
+		e := start(t, h, v, password, "ZNS_MARIADB_DATADIR_TEMPLATE="+template)
+		e.waitReady(t, h, v, password)
+		out := e.out.String()
+		if !strings.Contains(out, "copying the image's empty system schema from "+template+" (made by the test)") ||
+			strings.Contains(out, "Installing MariaDB") || readState(t, v) != "done" {
+			t.Errorf("state %q; output:\n%s", readState(t, v), out)
+		}
+		checkAccounts(t, h, v, password)
+		// The configuration's redo log, not the template's, and the configured engine.
+		if size, err := sql(h, v, password, "SELECT @@innodb_log_file_size"); err != nil || size == "4194304" {
+			t.Errorf("innodb_log_file_size %q (%v): still the template's 4 MiB", size, err)
+		}
+		if engine, err := sql(h, v, password, "SELECT @@default_storage_engine"); err != nil || !strings.EqualFold(engine, h.engine) {
+			t.Errorf("default engine %q (%v), want %s from the config", engine, err, h.engine)
+		}
+		if out, err := sql(h, v, password, "CREATE DATABASE t; CREATE TABLE t.x (id INT PRIMARY KEY); INSERT INTO t.x VALUES (1); SELECT COUNT(*) FROM t.x"); err != nil || out != "1" {
+			t.Errorf("a table on the copied schema: %q, %v", out, err)
+		}
+		if _, err := os.Stat(filepath.Join(v.dir, "data", ".zns-template")); !os.IsNotExist(err) {
+			t.Errorf("the template's marker was copied into the datadir (%v)", err)
+		}
+		if _, err := os.Stat(filepath.Join(template, "mysql")); err != nil {
+			t.Errorf("the template was changed: %v", err)
+		}
 	})
 
 	t.Run("resumes an initialisation cut short before the password was set", func(t *testing.T) {
