@@ -114,7 +114,8 @@ func TestZonedFilesystemFlow(t *testing.T) {
 	t.Logf("ZONED-NODE rows written in %s", time.Since(sqlStart).Round(time.Second))
 
 	// A second database asking for a taken device is refused, and nothing of it touches the device.
-	thief := btrfs.DeepCopy()
+	// (a fresh copy of the sample: btrfs itself carries the server's metadata since its create)
+	thief := scenario(t, samples.ZonedNode, onZonedNode(ns, node), btrfs.Name).Databases[0]
 	thief.Name = "thief"
 	if err := k8s.Create(ctx, thief); err != nil {
 		t.Fatal(err)
