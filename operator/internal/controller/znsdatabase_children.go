@@ -229,7 +229,7 @@ func (r *ZNSDatabaseReconciler) reconcileAvailability(ctx context.Context, st *s
 		setCondition(db, v1alpha1.ConditionProgressing, metav1.ConditionTrue, v1alpha1.ReasonRollingOut, msg)
 		return nil, nil
 	}
-	msg := fmt.Sprintf("waiting for pod %s to run the current configuration and become ready (now: %s)", db.PodName(), progress.Message)
+	msg := fmt.Sprintf("waiting for pod %s to run the current configuration and become ready; now: %s", db.PodName(), progress.Message)
 	setCondition(db, v1alpha1.ConditionAvailable, metav1.ConditionFalse, v1alpha1.ReasonStarting, msg)
 	setCondition(db, v1alpha1.ConditionProgressing, metav1.ConditionTrue, v1alpha1.ReasonRollingOut, msg)
 	return nil, nil

@@ -23,7 +23,7 @@ func TestAvailableSaysWhatThePodDoes(t *testing.T) {
 	ns := newNamespace(t)
 	db := volumeDB(ns, "slow", v1alpha1.EngineRocksDB, v1alpha1.FlavorMariaDB)
 	create(t, db)
-	waitAvailableMessage(t, db, v1alpha1.ReasonStarting, "(now: not created yet)")
+	waitAvailableMessage(t, db, v1alpha1.ReasonStarting, "ready; now: not created yet")
 
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: db.PodName(), Labels: db.Labels(resources.ComponentDatabase)},
@@ -68,7 +68,7 @@ func TestAvailableSaysWhatThePodDoes(t *testing.T) {
 
 	setPodStatus(t, pod, corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{Name: "mysqld", RestartCount: 5,
 		State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}}}}})
-	waitAvailableMessage(t, db, v1alpha1.ReasonStarting, "container mysqld running, not ready yet")
+	waitAvailableMessage(t, db, v1alpha1.ReasonStarting, "container mysqld running since")
 }
 
 func setPodStatus(t *testing.T, pod *corev1.Pod, status corev1.PodStatus) {

@@ -100,12 +100,12 @@ func container(kind string, cs corev1.ContainerStatus) (Progress, bool) {
 		}
 		return Progress{Message: fmt.Sprintf("%s %s is waiting (%s%s)", kind, cs.Name, detail, restarts)}, true
 	case s.Running != nil:
-		what := "running, not ready yet (its readiness probe has not passed)"
+		notReady := ", not ready yet: its readiness probe has not passed"
 		if kind == "init container" {
-			what = "running"
+			notReady = ""
 		}
-		return Progress{Message: fmt.Sprintf("%s %s %s since %s%s", kind, cs.Name, what,
-			s.Running.StartedAt.UTC().Format(time.RFC3339), restarts)}, true
+		return Progress{Message: fmt.Sprintf("%s %s running since %s%s%s", kind, cs.Name,
+			s.Running.StartedAt.UTC().Format(time.RFC3339), restarts, notReady)}, true
 	case s.Terminated != nil:
 		return Progress{Message: fmt.Sprintf("%s %s exited%s%s", kind, cs.Name, lastExit(s.Terminated), restarts)}, true
 	}

@@ -68,7 +68,7 @@ func TestDescribe(t *testing.T) {
 		{"creating", scheduled([]corev1.ContainerStatus{waiting("mysqld", "ContainerCreating", "", 0, nil)}, []corev1.ContainerStatus{succeeded("dbinit")}),
 			"", []string{"container mysqld is waiting (ContainerCreating)"}},
 		{"probe", scheduled([]corev1.ContainerStatus{running("mysqld", false)}, []corev1.ContainerStatus{succeeded("dbinit")}),
-			"", []string{"container mysqld running, not ready yet", "since 2026-11-28T22:01:02Z"}},
+			"", []string{"container mysqld running since 2026-11-28T22:01:02Z, not ready yet: its readiness probe has not passed"}},
 		{"restarted once", scheduled([]corev1.ContainerStatus{{Name: "mysqld", RestartCount: 1, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}},
 			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "OOMKilled"}}}}, nil),
 			"", []string{"restarted 1 time; last exit code 137 (OOMKilled)"}},
