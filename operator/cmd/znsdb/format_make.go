@@ -8,6 +8,7 @@ import (
 
 	"github.com/zns-mysql/zns-mysql/operator/internal/dbinit"
 	"github.com/zns-mysql/zns-mysql/operator/internal/fsformat"
+	"github.com/zns-mysql/zns-mysql/operator/internal/logtail"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zbd"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zenfs"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zonedfs"
@@ -31,7 +32,7 @@ func (f formatFlags) makeLabelled(ctx context.Context, b fsformat.Labelled, toke
 		return err.Error()
 	}
 	if _, stderr, err := d.runner.Run(ctx, cmd[0], cmd[1:]...); err != nil {
-		return fmt.Sprintf("%s failed: %v: %s", cmd[0], err, lastLines(stderr, 5))
+		return fmt.Sprintf("%s failed: %v: %s", cmd[0], err, logtail.Last(stderr, 5))
 	}
 	// A zoned XFS with a metadata device is seen on that device; its realtime device carries no signature.
 	at := f.devPath()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/zns-mysql/zns-mysql/operator/internal/dbinit"
 	"github.com/zns-mysql/zns-mysql/operator/internal/fsformat"
+	"github.com/zns-mysql/zns-mysql/operator/internal/logtail"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zbd"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zenfs"
 	"github.com/zns-mysql/zns-mysql/operator/internal/zonedfs"
@@ -222,7 +223,7 @@ func (f formatFlags) probeAt(ctx context.Context, devPath string, d deps) (zoned
 		return zonedfs.Probe{}, nil
 	}
 	if err != nil {
-		return zonedfs.Probe{}, fmt.Errorf("blkid on %s failed: %w: %s", devPath, err, lastLines(stderr, 3))
+		return zonedfs.Probe{}, fmt.Errorf("blkid on %s failed: %w: %s", devPath, err, logtail.Last(stderr, 3))
 	}
 	return zonedfs.ParseProbe(out)
 }
@@ -266,13 +267,4 @@ func (f formatFlags) observeMetadataDevice(ctx context.Context, s *sighting, r *
 	}
 	s.found.Empty = s.found.Empty && zero && found.Type == ""
 	return true
-}
-
-// lastLines keeps the end of a tool's stderr for an error message.
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, " | ")
 }

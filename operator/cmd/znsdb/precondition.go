@@ -6,6 +6,7 @@ import (
 
 	"github.com/zns-mysql/zns-mysql/operator/internal/dbinit"
 	"github.com/zns-mysql/zns-mysql/operator/internal/fio"
+	"github.com/zns-mysql/zns-mysql/operator/internal/logtail"
 	"github.com/zns-mysql/zns-mysql/operator/internal/precondition"
 )
 
@@ -61,7 +62,7 @@ func runFio(ctx context.Context, job fio.Job, d deps) (*fio.Report, error) {
 	}
 	out, stderr, err := d.runner.Run(ctx, cmd[0], cmd[1:]...)
 	if err != nil {
-		return nil, fmt.Errorf("fio %s: %v: %s", job.Name, err, lastLines(stderr, 3))
+		return nil, fmt.Errorf("fio %s: %v: %s", job.Name, err, logtail.Last(stderr, 3))
 	}
 	rep, err := fio.Parse([]byte(out))
 	if err != nil {

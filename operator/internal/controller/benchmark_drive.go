@@ -14,6 +14,7 @@ import (
 	"github.com/zns-mysql/zns-mysql/operator/internal/benchplan"
 	"github.com/zns-mysql/zns-mysql/operator/internal/drivereport"
 	"github.com/zns-mysql/zns-mysql/operator/internal/event"
+	"github.com/zns-mysql/zns-mysql/operator/internal/logtail"
 	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
 )
 
@@ -89,7 +90,7 @@ func sidecarReport(pod *corev1.Pod, finishedAt, now time.Time) (rep drivereport.
 		}
 		rep, err := drivereport.Decode([]byte(msg))
 		if err != nil {
-			return rep, false, fmt.Sprintf("the drive sidecar's report is unreadable: %v: %s", err, lastLines(msg, 3))
+			return rep, false, fmt.Sprintf("the drive sidecar's report is unreadable: %v: %s", err, logtail.Last(msg, 3))
 		}
 		return rep, false, ""
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/zns-mysql/zns-mysql/operator/internal/deviceid"
 	"github.com/zns-mysql/zns-mysql/operator/internal/event"
 	"github.com/zns-mysql/zns-mysql/operator/internal/failreason"
+	"github.com/zns-mysql/zns-mysql/operator/internal/logtail"
 	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
 )
 
@@ -222,7 +223,7 @@ func (r *BenchmarkReconciler) jobSummary(ctx context.Context, b *v1alpha1.Benchm
 		if term.ExitCode > 128 { // killed by a signal (137: OOM-killed or SIGKILL)
 			reason = failreason.Crashed
 		}
-		return benchresult.Summary{OK: false, Reason: reason, Error: fmt.Sprintf("the runner exited %d (%s): %s", term.ExitCode, term.Reason, lastLines(term.Message, 5))}, true, nil
+		return benchresult.Summary{OK: false, Reason: reason, Error: fmt.Sprintf("the runner exited %d (%s): %s", term.ExitCode, term.Reason, logtail.Last(term.Message, 5))}, true, nil
 	}
 	return benchresult.Summary{}, false, nil
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/zns-mysql/zns-mysql/operator/internal/dbinit"
 	"github.com/zns-mysql/zns-mysql/operator/internal/deviceid"
 	"github.com/zns-mysql/zns-mysql/operator/internal/event"
+	"github.com/zns-mysql/zns-mysql/operator/internal/logtail"
 	"github.com/zns-mysql/zns-mysql/operator/internal/opmetrics"
 	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
 )
@@ -235,15 +236,7 @@ func parseReport(term *corev1.ContainerStateTerminated) (*dbinit.Report, string)
 	if msg == "" {
 		msg = fmt.Sprintf("exit code %d (%s)", term.ExitCode, term.Reason)
 	}
-	return nil, lastLines(msg, 5)
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, " | ")
+	return nil, logtail.Last(msg, 5)
 }
 
 func quantity(bytes int64) *resource.Quantity {

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
+	"github.com/zns-mysql/zns-mysql/operator/internal/logtail"
 )
 
 // Progress is what a pod is doing on its way to ready.
@@ -125,7 +126,7 @@ func lastExit(t *corev1.ContainerStateTerminated) string {
 	if !t.FinishedAt.IsZero() {
 		s += " at " + t.FinishedAt.UTC().Format(time.RFC3339)
 	}
-	if m := oneLine(lastLines(t.Message, 3)); m != "" {
+	if m := oneLine(logtail.Last(t.Message, 3)); m != "" {
 		s += ": " + m
 	}
 	return s
@@ -140,14 +141,6 @@ func oneLine(s string) string {
 		s = "…" + strings.ToValidUTF8(s[len(s)-maxMessage:], "")
 	}
 	return s
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 func plural(n int32) string {

@@ -64,7 +64,7 @@ func TestDescribe(t *testing.T) {
 			[]corev1.ContainerStatus{running("dbinit", false)}), "", []string{"init container dbinit running since 2026-11-28T22:01:02Z"}},
 		{"init crash loop", scheduled(nil, []corev1.ContainerStatus{waiting("dbinit", "CrashLoopBackOff", "back-off 40s restarting failed container=dbinit", 3, crashed)}),
 			v1alpha1.ReasonCrashLoopBackOff, []string{"init container dbinit keeps exiting", "restarted 3 times", "last exit code 1 (Error) at 2026-11-28T22:01:02Z",
-				"Plugin 'ROCKSDB' init function returned error. 2026-11-28 22:01:02 0 [ERROR] Aborting"}},
+				"Plugin 'ROCKSDB' init function returned error. | 2026-11-28 22:01:02 0 [ERROR] Aborting"}},
 		{"creating", scheduled([]corev1.ContainerStatus{waiting("mysqld", "ContainerCreating", "", 0, nil)}, []corev1.ContainerStatus{succeeded("dbinit")}),
 			"", []string{"container mysqld is waiting (ContainerCreating)"}},
 		{"probe", scheduled([]corev1.ContainerStatus{running("mysqld", false)}, []corev1.ContainerStatus{succeeded("dbinit")}),
