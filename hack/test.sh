@@ -257,7 +257,7 @@ zoned_e2e() {
     why="the QEMU guest cannot be built here (stage 5 said why)"
   elif ((!docker_ok)); then
     why="no usable Docker Engine for the images"
-  elif [[ "${ZNS_E2E:-}" == 0 ]]; then
+  elif [[ "$e2e_why" == "ZNS_E2E=0" ]]; then # stage 7 has unset ZNS_E2E by now
     why="ZNS_E2E=0"
   fi
   if [[ -n "$why" ]]; then
