@@ -4,10 +4,9 @@
 # The operator's pod runs the image with no command and the arguments `--defaults-file=/etc/zns-mysql/my.cnf`.
 # This script then
 #   1. finds the datadir (the config's datadir, or a --datadir= argument),
-#   2. initialises it when it is empty: the flavor's install step (for MariaDB a copy of the image's empty system
-#      schema when it has one), then a private server (no TCP, its socket
-#      in a temporary directory) that sets the root password from $MYSQL_ROOT_PASSWORD for root@localhost and
-#      root@'%', then stops,
+#   2. initialises it when it is empty: the flavor's install step (for MariaDB a copy of the image's empty
+#      system schema when it has one), then a private server (no TCP, its socket in a temporary directory)
+#      that sets the root password from $MYSQL_ROOT_PASSWORD for root@localhost and root@'%', then stops,
 #   3. execs the server with the same arguments, as PID 1, without the password in its environment.
 #
 # The datadir is a subdirectory of the mounted volume (a fresh ext4 volume holds lost+found), so its state is
@@ -20,7 +19,8 @@
 # initialise), ZNS_INIT_TIMEOUT (seconds the private server may take to come up, default 300: ZenFS mounts
 # and RocksDB recovery can be slow), ZNS_MARIADB_DATADIR_TEMPLATE (mariadb: an empty system schema to copy in
 # place of the install step, used when it holds .zns-template; default the image's
-# /usr/local/share/zns-mysql/mariadb-datadir; empty: always run mariadb-install-db). Runs as any uid that owns the datadir's parent (999 in the images).
+# /usr/local/share/zns-mysql/mariadb-datadir; empty: always run mariadb-install-db). Runs as any uid that owns
+# the datadir's parent (999 in the images).
 # A first argument that is not an option is run as a command instead (`docker run IMAGE bash`).
 set -euo pipefail
 
