@@ -14,6 +14,7 @@ import (
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
 	"github.com/zns-mysql/zns-mysql/operator/internal/event"
+	"github.com/zns-mysql/zns-mysql/operator/internal/podprogress"
 	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
 )
 
@@ -38,7 +39,7 @@ func (r *ZNSDatabaseReconciler) preflightUnschedulable(ctx context.Context, db *
 	}
 	for i := range pods.Items {
 		pod := &pods.Items[i]
-		scheduled := podCondition(pod, corev1.PodScheduled)
+		scheduled := podprogress.Condition(pod, corev1.PodScheduled)
 		if scheduled == nil || scheduled.Status != corev1.ConditionFalse || scheduled.Reason != corev1.PodReasonUnschedulable {
 			continue
 		}
@@ -57,15 +58,6 @@ func (r *ZNSDatabaseReconciler) preflightUnschedulable(ctx context.Context, db *
 		return &ctrl.Result{}, nil
 	}
 	return nil, nil
-}
-
-func podCondition(pod *corev1.Pod, typ corev1.PodConditionType) *corev1.PodCondition {
-	for i := range pod.Status.Conditions {
-		if pod.Status.Conditions[i].Type == typ {
-			return &pod.Status.Conditions[i]
-		}
-	}
-	return nil
 }
 
 // jobFailure says why a failed Job failed when its pod left no report: the Job controller's reason (its

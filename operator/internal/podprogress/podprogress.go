@@ -44,7 +44,7 @@ func Describe(pod *corev1.Pod) Progress {
 	if pod.DeletionTimestamp != nil {
 		return Progress{Message: "terminating (the StatefulSet replaces it)"}
 	}
-	if c := condition(pod, corev1.PodScheduled); c != nil && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+	if c := Condition(pod, corev1.PodScheduled); c != nil && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
 		return Progress{Stall: v1alpha1.ReasonPodUnschedulable, Message: "cannot be scheduled: " + oneLine(c.Message)}
 	}
 	for _, cs := range pod.Status.InitContainerStatuses {
@@ -68,7 +68,7 @@ func Describe(pod *corev1.Pod) Progress {
 		return Progress{Message: "waiting for the scheduler"}
 	case len(pod.Status.ContainerStatuses) == 0 && len(pod.Status.InitContainerStatuses) == 0:
 		return Progress{Message: fmt.Sprintf("on node %s, its containers not created yet", pod.Spec.NodeName)}
-	case condition(pod, corev1.PodReady) != nil && condition(pod, corev1.PodReady).Status == corev1.ConditionTrue:
+	case Condition(pod, corev1.PodReady) != nil && Condition(pod, corev1.PodReady).Status == corev1.ConditionTrue:
 		return Progress{Message: "ready, with an earlier revision or configuration than the StatefulSet's current one"}
 	}
 	return Progress{Message: "its containers are ready, the pod not yet"}
@@ -150,7 +150,8 @@ func plural(n int32) string {
 	return "s"
 }
 
-func condition(pod *corev1.Pod, typ corev1.PodConditionType) *corev1.PodCondition {
+// Condition is the pod's condition of type typ, nil when the pod has none.
+func Condition(pod *corev1.Pod, typ corev1.PodConditionType) *corev1.PodCondition {
 	for i := range pod.Status.Conditions {
 		if pod.Status.Conditions[i].Type == typ {
 			return &pod.Status.Conditions[i]
