@@ -1,0 +1,227 @@
+package main
+
+import (
+	"bytes"
+	"crypto/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/zns-mysql/zns-mysql/test/e2e"
+)
+
+// Stages 6 to 8: the tests, their summary, and what the e2e tiers set up and take down.
+
+// tests runs stages 6 to 8 through testsummary, then prints the stage timings, the failed tests' last words
+// and the total, and returns the run's status: non-zero when a stage or a test failed.
+func (r *runner) tests() int {
+	recap := filepath.Join(r.logs, "recap.txt")
+	p, err := r.openSummary(filepath.Join(r.cfg.CacheRoot, "last-test.json"), recap)
+	if err != nil {
+		return r.stages.Report(6, err)
+	}
+	status := p.close(r, r.testStages())
+	r.procs.gate()
+	c := r.cmd(nil, r.summary, "stages", r.stages.Log, strconv.Itoa(r.stages.Elapsed()))
+	c.Stdout = r.stderr
+	if r.run(c) != 0 {
+		r.logf("no stage timings (above)")
+	}
+	// the failed tests' last words once more, last: a long log is often read by its tail alone
+	if b, err := os.ReadFile(recap); err == nil && len(b) > 0 {
+		r.stderr.Write(b)
+	}
+	r.logf("total %s", mmss(r.stages.Elapsed()))
+	return status
+}
+
+// testStages is what bash ran in the pipeline's subshell: its status is the last failed go test's, or 1 when a
+// stage failed.
+func (r *runner) testStages() int {
+	status := 0
+	note := func(rc int) {
+		if rc != 0 {
+			status = rc
+		}
+	}
+	if rc := r.stages.Run(6, "tests: pure Go, real MariaDB on loopback, envtest, chart, QEMU guest, images", func() error {
+		// the QEMU package boots guests that run MariaDB under emulation: more than go test's default 10 minutes
+		note(r.run(r.goTest([]string{"KUBEBUILDER_ASSETS=" + r.assets, "ZNS_HELM=" + r.helm},
+			append([]string{"-timeout", r.cfg.TestTimeout}, r.packages...)...)))
+		return nil
+	}); rc != 0 {
+		return rc
+	}
+	if rc := r.stages.Run(7, "end to end on kind", func() error { return r.e2eOnKind(note) }); rc != 0 {
+		return rc
+	}
+	if rc := r.stages.Run(8, "zoned end to end: a Kubernetes node with zoned devices under QEMU", func() error {
+		rc, err := r.zonedE2E()
+		note(rc)
+		return err
+	}); rc != 0 {
+		return rc
+	}
+	return status
+}
+
+// goTest is `go test -json GO_TEST_FLAGS ARGS...` with extra in its environment.
+func (r *runner) goTest(extra []string, args ...string) *exec.Cmd {
+	return r.cmd(extra, "go", append(append([]string{"test", "-json"}, r.cfg.GoTestFlags...), args...)...)
+}
+
+// e2eOnKind is stage 7: the e2e suite but the zoned node's tests, on the tier's cluster, which is deleted
+// afterwards when it is the run's own.
+func (r *runner) e2eOnKind(note func(int)) error {
+	switch r.mode {
+	case e2eOwn:
+		if !r.ownCluster() {
+			return fail(7, "the test cluster did not come up (above); hack/kind/cluster.sh status shows it, ZNS_E2E=0 make test skips this tier")
+		}
+	case e2eGiven:
+		r.env.Set("ZNS_E2E", "1")
+	case e2eNone:
+		r.logf("no e2e cluster: %s; the suite reports itself skipped", r.why)
+		r.env.Unset("ZNS_E2E")
+	}
+	note(r.run(r.goTest([]string{"ZNS_HELM=" + r.helm}, "-timeout", r.cfg.E2ETimeout, "-skip", e2e.ZonedNodePattern(), "./test/e2e/")))
+	// the kind cluster's node would take CPU from the emulated one
+	if r.cluster != nil {
+		r.cluster.runOne()
+	}
+	return nil
+}
+
+// ownCluster brings up the run's own cluster with the images and sets the ZNS_E2E_* settings; false when it
+// did not come up (what failed said why).
+func (r *runner) ownCluster() bool {
+	cluster := r.cfg.KindCluster
+	r.env.Set("ZNS_KIND_CLUSTER", cluster, "ZNS_KIND_NODE", r.cfg.KindNode)
+	// A conventional block device for the refusal test (this kernel has no zoned ones): a loop device over a
+	// file whose first MiB is random, so that any write to it shows. It must exist before the cluster: a kind
+	// node keeps a static copy of /dev. Root only; the test says what it needs and skips otherwise.
+	if _, err := exec.LookPath("losetup"); err == nil && os.Geteuid() == 0 {
+		r.loopDevice(cluster)
+	}
+	r.cluster = r.cleanups.add("the kind cluster", func() { r.deleteCluster(cluster) })
+	kubeconfig, rc := r.output(r.cmd(nil, "hack/kind/cluster.sh", "up"))
+	if rc != 0 {
+		return false
+	}
+	tag, rc := r.output(r.cmd(nil, "hack/kind/load-images.sh", "bench", "mariadb", "operator"))
+	if rc != 0 {
+		return false
+	}
+	r.env.Set("ZNS_E2E", "1", "ZNS_E2E_KUBECONFIG", kubeconfig, "ZNS_E2E_TAG", tag)
+	return true
+}
+
+// deleteCluster deletes the kind cluster the run created, unless ZNS_TEST_KEEP_CLUSTER=1.
+func (r *runner) deleteCluster(cluster string) {
+	if r.cfg.KeepCluster {
+		r.logf("kept the test cluster %s (ZNS_TEST_KEEP_CLUSTER=1): ZNS_KIND_CLUSTER=%s hack/kind/cluster.sh down removes it", cluster, cluster)
+		return
+	}
+	r.logf("deleting the test cluster %s", cluster)
+	c := r.cmd([]string{"ZNS_KIND_CLUSTER=" + cluster}, "hack/kind/cluster.sh", "down")
+	c.Stdout = nil
+	if r.runAs(c, true) != 0 {
+		r.logf("could not delete it: ZNS_KIND_CLUSTER=%s hack/kind/cluster.sh down", cluster)
+	}
+}
+
+// loopDevice sets up the refusal test's loop device, its file and their cleanups.
+func (r *runner) loopDevice(cluster string) {
+	f, err := os.CreateTemp(r.loopDir, "zns-test-loop.")
+	if err != nil {
+		r.logf("no loop device (%v): the e2e refusal test will skip and say so", err)
+		return
+	}
+	file := f.Name()
+	r.cleanups.add("the loop device's file", func() {
+		if !r.cfg.KeepCluster {
+			os.Remove(file)
+		}
+	})
+	random := make([]byte, 1<<20)
+	_, err = rand.Read(random)
+	if err == nil {
+		err = f.Truncate(128 << 20)
+	}
+	if err == nil {
+		_, err = f.WriteAt(random, 0)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		r.logf("no loop device (%s: %v): the e2e refusal test will skip and say so", file, err)
+		return
+	}
+	var out bytes.Buffer
+	c := r.cmd(nil, "losetup", "-f", "--show", file)
+	c.Stdout, c.Stderr = &out, &out
+	rc := r.run(c)
+	dev := trimNewlines(out.String())
+	if rc != 0 || !blockDevice(dev) {
+		r.logf("no loop device (%s): the e2e refusal test will skip and say so", dev)
+		return
+	}
+	r.cleanups.add("the loop device", func() {
+		if !r.cfg.KeepCluster {
+			c := r.cmd(nil, "losetup", "-d", dev)
+			c.Stdout, c.Stderr = nil, nil
+			r.runAs(c, true)
+		}
+	})
+	r.env.Set("ZNS_KIND_DEVICES", dev, "ZNS_E2E_CONVENTIONAL_DEVICE", cluster+"-control-plane:"+strings.TrimPrefix(dev, "/dev/"))
+	r.logf("conventional test device: %s over %s", dev, file)
+}
+
+// zonedE2E is stage 8: this kernel has no zoned devices and a kind node shares it, so it boots a Kubernetes
+// node in the QEMU guest, runs the e2e tests that need it there, and stops it. Where it cannot run, the tests
+// run without it and report themselves skipped with what they need (with ZNS_REQUIRE_QEMU=1 the stage fails
+// instead). It returns go test's status.
+func (r *runner) zonedE2E() (int, error) {
+	if why := zonedSkipWhy(r.qemuRC, r.dockerOK, r.cfg); why != "" {
+		if r.cfg.RequireQEMU {
+			return 0, fail(8, "ZNS_REQUIRE_QEMU=1 but "+why)
+		}
+		r.logf("no zoned node: %s; its tests report themselves skipped", why)
+		c := r.goTest(nil, "-run", e2e.ZonedNodePattern(), "./test/e2e/")
+		c.Env = r.env.List(nil, "ZNS_E2E", "ZNS_REQUIRE_E2E", "ZNS_E2E_ZONED_NODE")
+		return r.run(c), nil
+	}
+	node := r.cleanups.add("the zoned node", func() {
+		r.runAs(r.cmd(nil, "hack/qemu/zoned-node.sh", "down"), true)
+	})
+	// a fresh node: what an earlier run left on its devices and volumes would be in the tests' way
+	if r.run(r.cmd(nil, "hack/qemu/zoned-node.sh", "down")) != 0 {
+		return 0, fail(8, "the zoned node is another run's (above)")
+	}
+	up := r.cmd(nil, "hack/qemu/zoned-node.sh", "up")
+	up.Stdout = nil
+	if r.run(up) != 0 {
+		return 0, fail(8, "the zoned node did not come up (above; its log: "+r.cfg.CacheRoot+"/zoned-node/guest.log); hack/qemu/zoned-node.sh up alone tries again, ZNS_E2E=0 make test skips it")
+	}
+	env := r.zonedNodeEnv()
+	timeout, note := stage8Timeout(r.cfg, r.stages.Elapsed())
+	if note != "" {
+		r.logf("%s", note)
+	}
+	rc := r.run(r.goTest(append(env, "ZNS_HELM="+r.helm), "-timeout", timeout, "-run", e2e.ZonedNodePattern(), "./test/e2e/"))
+	node.runOne()
+	return rc, nil
+}
+
+// zonedNodeEnv is what `eval "$(hack/qemu/zoned-node.sh env)"` exports (ZNS_E2E_KUBECONFIG at the node,
+// ZNS_E2E_ZONED_NODE, the time scale, ...), evaluated by bash as before, as NAME=VALUE.
+func (r *runner) zonedNodeEnv() []string {
+	var out bytes.Buffer
+	c := r.cmd(nil, "bash", "-c", `eval "$(hack/qemu/zoned-node.sh env)"; env -0`)
+	c.Stdout = &out
+	r.run(c)
+	return envChanges(c.Env, out.String())
+}
