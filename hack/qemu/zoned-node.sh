@@ -27,7 +27,8 @@
 # Environment: ZNS_NODE_ACCEL auto (default: KVM when /dev/kvm works, else TCG), kvm or tcg;
 # ZNS_NODE_MEM (MiB, default 8192); ZNS_NODE_BOOT_TIMEOUT (seconds until Ready with the images, default 2700);
 # ZNS_NODE_IMAGE_DISK=0 imports the images on every boot instead of keeping them on a disk image
-# ($ZNS_CACHE_DIR/zoned-node-images/, sparse, one at a time); ZNS_CACHE_DIR;
+# ($ZNS_CACHE_DIR/zoned-node-images/, sparse, one at a time); ZNS_NODE_IMAGE_DISK_ON_HOST=0 has the guest import
+# them into a new disk instead of the host (hack/qemu/image-disk.sh, when root); ZNS_CACHE_DIR;
 # ZNS_NODE_OWNER (a PID) and ZNS_NODE_OWNER_WHAT: the run that uses the node (make test, make demo);
 # ZNS_QEMU_KERNEL (current, the default, or 6.1): the guest kernel (hack/qemu/build-guest.sh).
 # There is one node per machine: while its owner is alive, up and down from another owner refuse, saying whose
@@ -176,11 +177,13 @@ guest_visible() {
   printf '%s' "$dst"
 }
 
-# image_disk TAG PARTS: choose the image disk of this boot. Importing the images takes 5 min of a TCG boot; the
-# guest copies containerd's root with them onto a disk image once ("fill"), and later boots of the same images,
-# pause and containerd mount it copy-on-write ("use": the file is never changed by them). New images (a new
-# build of the Go binaries) fill a new disk, which replaces the old one: mounting the old one and importing
-# over it was measured slower (the whole save is read and hashed either way) and grew the disk each time.
+# image_disk TAG PARTS: choose the image disk of this boot. Importing the images takes 5 min of a TCG boot: the
+# host imports them with the node's containerd and writes its root onto a disk image (hack/qemu/image-disk.sh,
+# root only), or else the guest imports them and copies containerd's root onto the disk once ("fill"). Later
+# boots of the same images, pause and containerd mount it copy-on-write ("use": the file is never changed by
+# them). New images (a new build of the Go binaries) make a new disk, which replaces the old one: mounting the
+# old one and importing over it was measured slower (the whole save is read and hashed either way) and grew the
+# disk each time. ZNS_NODE_IMAGE_DISK_ON_HOST=0 leaves the import to the guest.
 image_disk() {
   local key
   rm -f "$state/disk"
@@ -197,6 +200,21 @@ image_disk() {
     printf '%s,snapshot\n' "$images_dir/$key.img" >"$state/disk"
     log "images from the image disk of an earlier boot ($images_dir/$key.img)"
     return 0
+  fi
+  local containerd
+  containerd=$(dirname "$(compgen -G "$2/containerd-v*/containerd" | head -n1)")
+  if [[ "${ZNS_NODE_IMAGE_DISK_ON_HOST:-1}" != 0 ]]; then
+    if heartbeat "image disk" "the images imported on the host" hack/qemu/image-disk.sh "$images_dir/$key.img.part" \
+      "$containerd" "$state/pause.tar" "$state/images.tar"; then
+      find "$images_dir" -maxdepth 1 -name '*.img' -delete
+      mv "$images_dir/$key.img.part" "$images_dir/$key.img"
+      printf 'use\n' >"$share/image-disk"
+      printf '%s,snapshot\n' "$images_dir/$key.img" >"$state/disk"
+      log "images imported on the host into $images_dir/$key.img"
+      return 0
+    fi
+    rm -f "$images_dir/$key.img.part"
+    log "the image disk was not made on the host (above): the guest imports the images (about 5 min under TCG)"
   fi
   truncate -s 16G "$images_dir/$key.img.part"
   printf 'fill\n' >"$share/image-disk"
