@@ -193,10 +193,11 @@ func TestTemplate(t *testing.T) {
 	wants := map[string]want{
 		"default": {
 			objects: []string{
-				"ClusterRole/zns-mysql-manager", "ClusterRole/zns-mysql-metrics-reader", "ClusterRoleBinding/zns-mysql-manager",
-				"Deployment/zns-mysql",
+				"ClusterRole/zns-mysql-inventory", "ClusterRole/zns-mysql-manager", "ClusterRole/zns-mysql-metrics-reader",
+				"ClusterRoleBinding/zns-mysql-inventory", "ClusterRoleBinding/zns-mysql-manager",
+				"DaemonSet/zns-mysql-inventory", "Deployment/zns-mysql",
 				"Role/zns-mysql-leader-election", "RoleBinding/zns-mysql-leader-election",
-				"Service/zns-mysql-metrics", "ServiceAccount/zns-mysql",
+				"Service/zns-mysql-metrics", "ServiceAccount/zns-mysql", "ServiceAccount/zns-mysql-inventory",
 			},
 			args: []string{
 				"--leader-elect=true", "--metrics-bind-address=:8443", "--metrics-secure=true", "--health-probe-bind-address=:8081",
@@ -210,10 +211,11 @@ func TestTemplate(t *testing.T) {
 		},
 		"custom": {
 			objects: []string{
-				"ClusterRole/zns-op-manager", "ClusterRole/zns-op-metrics-reader", "ClusterRoleBinding/zns-op-manager",
-				"ConfigMap/zns-op-dashboard", "Deployment/zns-op",
+				"ClusterRole/zns-op-inventory", "ClusterRole/zns-op-manager", "ClusterRole/zns-op-metrics-reader",
+				"ClusterRoleBinding/zns-op-inventory", "ClusterRoleBinding/zns-op-manager",
+				"ConfigMap/zns-op-dashboard", "DaemonSet/zns-op-inventory", "Deployment/zns-op",
 				"Role/zns-op-leader-election", "RoleBinding/zns-op-leader-election",
-				"Service/zns-op-metrics", "ServiceAccount/zns-operator",
+				"Service/zns-op-metrics", "ServiceAccount/zns-op-inventory", "ServiceAccount/zns-operator",
 			},
 			args: []string{
 				"--leader-elect=true", "--metrics-bind-address=:9090", "--metrics-secure=false", "--health-probe-bind-address=:9091",
@@ -282,7 +284,7 @@ func TestTemplate(t *testing.T) {
 }
 
 // checkWiring: probes hit the health port, the Service targets the metrics port and selects the pods,
-// every binding names the ServiceAccount the pods run as.
+// every binding names the ServiceAccount the pods run as (the inventory agent's, its own: TestInventoryDaemonSet).
 func checkWiring(t *testing.T, objs []*unstructured.Unstructured, d *appsv1.Deployment, sa string) {
 	t.Helper()
 	ctr := d.Spec.Template.Spec.Containers[0]
@@ -310,6 +312,9 @@ func checkWiring(t *testing.T, objs []*unstructured.Unstructured, d *appsv1.Depl
 				t.Errorf("Service %s ports %+v, want one targeting the metrics port", s.Name, s.Spec.Ports)
 			}
 		case "ClusterRoleBinding", "RoleBinding":
+			if strings.HasSuffix(o.GetName(), "-inventory") {
+				continue
+			}
 			subjects, _, _ := unstructured.NestedSlice(o.Object, "subjects")
 			if len(subjects) != 1 || subjects[0].(map[string]any)["name"] != sa {
 				t.Errorf("%s %s binds %v, want the ServiceAccount %s", o.GetKind(), o.GetName(), subjects, sa)
@@ -370,6 +375,7 @@ func TestBadValuesRejected(t *testing.T) {
 		{file: "bad-missing-repository.yaml", want: []string{"at '/benchImage': missing property 'repository'"}},
 		{file: "bad-unknown-key.yaml", want: []string{"additional properties 'nodeselector' not allowed"}},
 		{file: "bad-types.yaml", want: []string{"at '/replicaCount': got string, want integer", "at '/metrics/port': maximum"}},
+		{file: "bad-inventory.yaml", want: []string{"at '/inventory/interval'", "at '/inventory/enabled': got string, want boolean"}},
 		// checks across values, made by the templates
 		{set: []string{"metrics.port=8081"}, want: []string{"metrics.port and healthProbe.port are both 8081"}},
 		{set: []string{"replicaCount=2", "leaderElection.enabled=false"}, want: []string{"replicaCount=2 needs leaderElection.enabled=true"}},
@@ -602,7 +608,8 @@ func TestCRDsIdenticalToGenerated(t *testing.T) {
 
 // TestRBACMatchesGenerated: the ClusterRole the chart renders has exactly the rules controller-gen
 // generated from the reconcilers' markers (config/rbac/role.yaml), the leader-election Role those of
-// config/rbac/leader_election_role.yaml, and the metrics reader those of config/rbac/metrics_reader_role.yaml.
+// config/rbac/leader_election_role.yaml, the metrics reader those of config/rbac/metrics_reader_role.yaml, and
+// the inventory agent's those of config/inventory/role.yaml.
 func TestRBACMatchesGenerated(t *testing.T) {
 	const fix = "run `make generate` (it copies config/rbac/role.yaml into charts/zns-mysql/files/manager-role.yaml)"
 	a, err := os.ReadFile(filepath.Join(repoRoot, "config", "rbac", "role.yaml"))
@@ -624,7 +631,9 @@ func TestRBACMatchesGenerated(t *testing.T) {
 	decodeFile(t, "config/rbac/leader_election_role.yaml", &leader)
 	var metricsReader rbacv1.ClusterRole
 	decodeFile(t, "config/rbac/metrics_reader_role.yaml", &metricsReader)
-	if len(generated.Rules) == 0 || len(leader.Rules) == 0 || len(metricsReader.Rules) == 0 {
+	var inventoryRole rbacv1.ClusterRole
+	decodeFile(t, "config/inventory/role.yaml", &inventoryRole)
+	if len(generated.Rules) == 0 || len(leader.Rules) == 0 || len(metricsReader.Rules) == 0 || len(inventoryRole.Rules) == 0 {
 		t.Fatal("config/rbac has no rules to compare with")
 	}
 	for _, c := range valuesCases {
@@ -640,8 +649,11 @@ func TestRBACMatchesGenerated(t *testing.T) {
 						t.Errorf("ClusterRole %s aggregates other roles", cr.Name)
 					}
 					want, from := generated.Rules, "config/rbac/role.yaml (-generated +chart); "+fix
-					if strings.HasSuffix(cr.Name, "-metrics-reader") {
+					switch {
+					case strings.HasSuffix(cr.Name, "-metrics-reader"):
 						want, from = metricsReader.Rules, "config/rbac/metrics_reader_role.yaml (-config +chart)"
+					case strings.HasSuffix(cr.Name, "-inventory"):
+						want, from = inventoryRole.Rules, "config/inventory/role.yaml (-config +chart)"
 					}
 					if diff := cmp.Diff(want, cr.Rules); diff != "" {
 						t.Errorf("ClusterRole %s rules differ from %s:\n%s", cr.Name, from, diff)
@@ -655,8 +667,8 @@ func TestRBACMatchesGenerated(t *testing.T) {
 					}
 				}
 			}
-			wantRoles, wantClusterRoles := 1, 2 // the manager's and the metrics reader's
-			if c.name == "minimal" {            // leader election and metrics off: no Role, no reader
+			wantRoles, wantClusterRoles := 1, 3 // the manager's, the metrics reader's and the inventory agent's
+			if c.name == "minimal" {            // leader election, metrics and inventory off: no Role, no reader, no agent
 				wantRoles, wantClusterRoles = 0, 1
 			}
 			if clusterRoles != wantClusterRoles || roles != wantRoles {

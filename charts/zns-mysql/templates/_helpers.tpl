@@ -63,3 +63,18 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- fail (printf "metrics.port and healthProbe.port are both %d: the operator cannot bind two servers to one port" (int .Values.metrics.port)) }}
 {{- end }}
 {{- end }}
+
+{{/* The inventory agent's labels: its own component, so that the operator's selectors never match its pods. */}}
+{{- define "zns-mysql.inventorySelectorLabels" -}}
+app.kubernetes.io/name: {{ include "zns-mysql.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: inventory
+{{- end }}
+
+{{- define "zns-mysql.inventoryLabels" -}}
+helm.sh/chart: {{ include "zns-mysql.chart" . }}
+{{ include "zns-mysql.inventorySelectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/part-of: zns-mysql
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}

@@ -123,3 +123,18 @@ const (
 	// SeriesKept False: a run's series could not be kept (its figures are recorded).
 	ReasonSeriesMissing = "SeriesMissing"
 )
+
+// Condition types of a ZonedDevice (set by the operator; the rest of its status is the node agent's).
+const (
+	// ConditionHeldDeviceGone is True while a ZNSDatabase holds the device and its node no longer lists it (a
+	// node rebooted without it, a drive pulled); False, with reason Present, while a held device is there.
+	ConditionHeldDeviceGone = "HeldDeviceGone"
+)
+
+// Reasons of the ZonedDevice conditions.
+const (
+	// HeldDeviceGone: the device's node no longer lists it while a database holds it.
+	ReasonGoneWhileHeld = "GoneWhileHeld"
+	// HeldDeviceGone False: the held device is present.
+	ReasonPresent = "Present"
+)

@@ -1,4 +1,5 @@
-// Command manager runs the zns-mysql operator: the ZNSDatabase (and later Benchmark) reconcilers.
+// Command manager runs the zns-mysql operator: the ZNSDatabase, Benchmark and ZonedDevice holder reconcilers.
+// `manager inventory` runs the device inventory's node agent instead (inventory.go).
 package main
 
 import (
@@ -31,6 +32,9 @@ import (
 // +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "inventory" {
+		os.Exit(runInventory(os.Args[2:]))
+	}
 	var (
 		metricsAddr, probeAddr                    string
 		leaderElect, metricsSecure                bool
@@ -120,6 +124,10 @@ func main() {
 	}
 	if err := controller.SetupBenchmark(mgr, benchImage, nil); err != nil {
 		setupLog.Error(err, "cannot set up the Benchmark controller")
+		os.Exit(1)
+	}
+	if err := controller.SetupZonedDeviceHolder(mgr); err != nil {
+		setupLog.Error(err, "cannot set up the ZonedDevice holder controller")
 		os.Exit(1)
 	}
 	if err := opmetrics.Register(crmetrics.Registry, mgr.GetClient()); err != nil {

@@ -188,6 +188,9 @@ func startManager() error {
 	if err := controller.SetupBenchmark(mgr, benchTestImage, podLogs); err != nil {
 		return err
 	}
+	if err := controller.SetupZonedDeviceHolder(mgr); err != nil {
+		return err
+	}
 	if err := opmetrics.Register(crmetrics.Registry, mgr.GetClient()); err != nil {
 		return err
 	}

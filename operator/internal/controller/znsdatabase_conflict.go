@@ -28,6 +28,12 @@ import (
 // known is false while a zonedClaim is not bound to a PersistentVolume yet (a WaitForFirstConsumer claim binds
 // when the preflight's pod uses it); problem explains a claim whose volume does not say which device it is.
 func (r *ZNSDatabaseReconciler) deviceIdentity(ctx context.Context, db *v1alpha1.ZNSDatabase) (id deviceid.ID, known bool, problem string, err error) {
+	return deviceIdentityOf(ctx, r.Client, db)
+}
+
+// deviceIdentityOf is deviceIdentity for any reader: the ZonedDevice holder reconciler resolves databases the same
+// way, so that the holder it shows is the database this rule lets keep the device.
+func deviceIdentityOf(ctx context.Context, r client.Reader, db *v1alpha1.ZNSDatabase) (id deviceid.ID, known bool, problem string, err error) {
 	switch s := db.Spec.Storage; {
 	case db.DeviceNode() != "":
 		return deviceid.ID{Node: db.DeviceNode(), Device: db.DeviceName()}, true, "", nil

@@ -66,6 +66,9 @@ var (
 	DevicePreconditionNotSteady = Event{corev1.EventTypeWarning, "DevicePreconditionNotSteady", "%s"}
 	DeviceNotPreconditioned     = Event{corev1.EventTypeWarning, "DeviceNotPreconditioned", "%s"}
 	DevicePreconditionStopped   = Event{corev1.EventTypeWarning, "DevicePreconditionStopped", "%s"}
+	// HeldDeviceGone: the inventory agent of the database's node no longer finds its device (a reboot without it,
+	// a drive pulled); emitted once per disappearance, with the ZonedDevice that records it.
+	HeldDeviceGone = Event{corev1.EventTypeWarning, "HeldDeviceGone", "%s"}
 )
 
 // PodStalled is the Warning for a mysqld pod that cannot become ready by waiting; its reason is the Available
