@@ -51,7 +51,8 @@ const (
 // +kubebuilder:printcolumn:name="Device",type=string,JSONPath=`.status.kernelName`
 // +kubebuilder:printcolumn:name="Zone model",type=string,JSONPath=`.status.zoneModel`
 // +kubebuilder:printcolumn:name="Zones",type=integer,JSONPath=`.status.zoneCount`
-// +kubebuilder:printcolumn:name="Zone size",type=integer,JSONPath=`.status.zoneSizeBytes`
+// +kubebuilder:printcolumn:name="Size",type=string,JSONPath=`.status.size`
+// +kubebuilder:printcolumn:name="Zone size",type=string,JSONPath=`.status.zoneSize`
 // +kubebuilder:printcolumn:name="Max open",type=integer,JSONPath=`.status.maxOpenZones`
 // +kubebuilder:printcolumn:name="Holder",type=string,JSONPath=`.status.holder`
 // +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.state`
@@ -125,6 +126,10 @@ type ZonedDeviceStatus struct {
 	// +optional
 	LogicalBlockSize int64 `json:"logicalBlockSize,omitempty"`
 
+	// Size is capacityBytes as a quantity ("2Gi"), for people and kubectl's columns.
+	// +optional
+	Size string `json:"size,omitempty"`
+
 	// ZoneCount is queue/nr_zones.
 	// +optional
 	ZoneCount int64 `json:"zoneCount,omitempty"`
@@ -132,6 +137,10 @@ type ZonedDeviceStatus struct {
 	// ZoneSizeBytes is the size of each zone (queue/chunk_sectors).
 	// +optional
 	ZoneSizeBytes int64 `json:"zoneSizeBytes,omitempty"`
+
+	// ZoneSize is zoneSizeBytes as a quantity ("64Mi"), for people and kubectl's columns.
+	// +optional
+	ZoneSize string `json:"zoneSize,omitempty"`
 
 	// ZoneCapacityBytes is the writable part of a zone. Sysfs does not give it (only a zone report does, which
 	// means opening the device), so the agent leaves it out; a ZNSDatabase on the device reports it in

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
@@ -79,10 +80,20 @@ func (d Device) Status(node, hostname string) v1alpha1.ZonedDeviceStatus {
 		// zbd leaves it 0 from sysfs; it is copied so that a reader that learns it one day fills it here too.
 		ZoneCapacityBytes: d.Device.ZoneCapacityBytes,
 		ZoneSizeBytes:     d.ZoneSizeBytes,
+		Size:              quantity(d.CapacityBytes),
+		ZoneSize:          quantity(d.ZoneSizeBytes),
 		MaxOpenZones:      d.MaxOpenZones,
 		MaxActiveZones:    d.MaxActiveZones,
 		Scheduler:         d.Scheduler,
 	}
+}
+
+// quantity is bytes as Kubernetes writes a binary quantity (64Mi, 2Gi, 1536Ki); "" for 0 (unknown or none).
+func quantity(bytes int64) string {
+	if bytes <= 0 {
+		return ""
+	}
+	return resource.NewQuantity(bytes, resource.BinarySI).String()
 }
 
 // ChangeKind says what happened to a device between two scans.

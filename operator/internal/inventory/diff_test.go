@@ -192,3 +192,18 @@ func TestDiffLifecycle(t *testing.T) {
 		t.Fatalf("a returning device: %+v", changes)
 	}
 }
+
+// The sizes kubectl shows are the byte counts as binary quantities, and a size sysfs does not give stays empty.
+func TestStatusSizesAsQuantities(t *testing.T) {
+	for _, c := range []struct {
+		bytes int64
+		want  string
+	}{{64 << 20, "64Mi"}, {2 << 30, "2Gi"}, {1536 << 10, "1536Ki"}, {512, "512"}, {0, ""}} {
+		d := Device{}
+		d.CapacityBytes, d.ZoneSizeBytes = c.bytes, c.bytes
+		s := d.Status("worker-1", "worker-1")
+		if s.Size != c.want || s.ZoneSize != c.want {
+			t.Errorf("%d bytes: size %q, zone size %q, want %q", c.bytes, s.Size, s.ZoneSize, c.want)
+		}
+	}
+}
