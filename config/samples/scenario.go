@@ -253,7 +253,8 @@ func placeDatabase(db *v1alpha1.ZNSDatabase, p Placement) {
 		db.Namespace = p.Namespace
 	}
 	st := &db.Spec.Storage
-	if p.Node != "" {
+	// A database placed by requirements names no node or device: the operator chooses them.
+	if p.Node != "" && !db.PlacedByRequirements() {
 		if st.ZonedDevice != nil {
 			st.ZonedDevice.NodeName = p.Node
 		}
@@ -261,7 +262,7 @@ func placeDatabase(db *v1alpha1.ZNSDatabase, p Placement) {
 			st.Device.NodeName = p.Node
 		}
 	}
-	if dev := p.Devices[db.Name]; dev != "" {
+	if dev := p.Devices[db.Name]; dev != "" && !db.PlacedByRequirements() {
 		switch {
 		case st.ZonedDevice != nil:
 			st.ZonedDevice.DeviceName = dev

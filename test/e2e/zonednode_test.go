@@ -84,6 +84,7 @@ func TestZonedFilesystemFlow(t *testing.T) {
 	}
 	t.Logf("ZONED-NODE %d databases Available %s after the apply", len(dbs), time.Since(start).Round(time.Second))
 	checkInventory(t, node, dbs)
+	checkPlacement(t, ns, node, dbs[0])
 	checkPreconditioned(t, convdev, node)
 	for _, db := range []*v1alpha1.ZNSDatabase{btrfs, f2fs, nvme, xfs, xfsRocks} {
 		cur := &v1alpha1.ZNSDatabase{}

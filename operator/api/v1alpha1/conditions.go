@@ -61,6 +61,9 @@ const (
 	ReasonDeviceBusy = "DeviceBusy"
 	// DeviceReady False: another ZNSDatabase already uses the device.
 	ReasonDeviceConflict = "DeviceConflict"
+	// DeviceReady False: no device of the inventory meets storage.zonedDevice.requirements (the message says what
+	// each one lacks).
+	ReasonNoDeviceFits = "NoDeviceFits"
 	// DeviceWarning: the accepted device carries a risk (a low open or active zone limit).
 	ReasonDeviceWarning = "DeviceWarning"
 	// DeviceReady False: the named PersistentVolumeClaim is not bound.

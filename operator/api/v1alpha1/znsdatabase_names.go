@@ -197,6 +197,9 @@ func FilesystemPVName(node, device string) string { return DevicePVName(node, de
 func (db *ZNSDatabase) ZonedDeviceName() string {
 	switch {
 	case db.Spec.Storage.ZonedDevice != nil:
+		if db.Spec.Storage.ZonedDevice.Requirements != nil {
+			return db.Status.DeviceBinding.Device()
+		}
 		return db.Spec.Storage.ZonedDevice.DeviceName
 	case db.Spec.Storage.ZonedClaim != nil:
 		return db.Spec.Storage.ZonedClaim.DeviceName
@@ -212,16 +215,41 @@ func (db *ZNSDatabase) DeviceName() string {
 	return db.ZonedDeviceName()
 }
 
-// DeviceNode is the node the spec names the device on (zonedDevice, device); "" for a zonedClaim, whose node
-// comes from its PersistentVolume, and for a volume.
+// DeviceNode is the node the spec names the device on (zonedDevice, device), or the node of the device the
+// operator chose for zonedDevice.requirements; "" for a zonedClaim, whose node comes from its PersistentVolume,
+// for a volume, and while requirements are not bound yet.
 func (db *ZNSDatabase) DeviceNode() string {
 	switch {
 	case db.Spec.Storage.ZonedDevice != nil:
+		if db.Spec.Storage.ZonedDevice.Requirements != nil {
+			return db.Status.DeviceBinding.Node()
+		}
 		return db.Spec.Storage.ZonedDevice.NodeName
 	case db.Spec.Storage.Device != nil:
 		return db.Spec.Storage.Device.NodeName
 	}
 	return ""
+}
+
+// PlacedByRequirements reports whether the operator chooses the database's device (zonedDevice.requirements).
+func (db *ZNSDatabase) PlacedByRequirements() bool {
+	return db.Spec.Storage.ZonedDevice != nil && db.Spec.Storage.ZonedDevice.Requirements != nil
+}
+
+// Node is the binding's node, "" for no binding.
+func (b *DeviceBinding) Node() string {
+	if b == nil {
+		return ""
+	}
+	return b.NodeName
+}
+
+// Device is the binding's kernel name, "" for no binding.
+func (b *DeviceBinding) Device() string {
+	if b == nil {
+		return ""
+	}
+	return b.DeviceName
 }
 
 // DevicePath is where the pod sees the device: the host's own path, as ZenFS requires.

@@ -87,6 +87,8 @@ const (
 // +kubebuilder:printcolumn:name="Endpoint",type=string,JSONPath=`.status.endpoint`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].reason`,priority=1
 // +kubebuilder:printcolumn:name="Benchmark",type=string,JSONPath=`.metadata.annotations.zns-mysql\.dev/benchmark`,priority=1
+// +kubebuilder:printcolumn:name="Node",type=string,JSONPath=`.status.device.node`,priority=1
+// +kubebuilder:printcolumn:name="Device",type=string,JSONPath=`.status.device.path`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 46",message="metadata.name must be at most 46 characters: the StatefulSet <name>-mysql labels its pods <name>-mysql-<10-character hash>, which must fit in 63"
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must start with a letter and hold only lowercase letters, digits and '-' (no '.'): it names the Service <name>-mysql, which must be a DNS-1035 label"
@@ -248,26 +250,41 @@ type StorageSpec struct {
 	Volume *VolumeSource `json:"volume,omitempty"`
 }
 
-// ZonedDeviceSource names a zoned block device by node and kernel name.
+// ZonedDeviceSource names a zoned block device by node and kernel name, or asks the operator to choose one that
+// meets requirements from the device inventory (ZonedDevice objects).
 //
+// +kubebuilder:validation:XValidation:rule="has(self.requirements) ? !has(self.nodeName) && !has(self.deviceName) : has(self.nodeName) && has(self.deviceName)",message="give either nodeName and deviceName (a device you chose) or requirements (the operator chooses a device from the ZonedDevice inventory), not both"
+// +kubebuilder:validation:XValidation:rule="!has(self.requirements) || !has(self.filesystem) || self.filesystem == 'zenfs' || self.filesystem == 'btrfs'",message="requirements choose a device for zenfs or btrfs only: f2fs and xfs need conventional zones (or a metadata device), which the inventory cannot see from sysfs; name the device (nodeName, deviceName) for them"
 // +kubebuilder:validation:XValidation:rule="!has(self.metadataDeviceName) || (has(self.filesystem) && self.filesystem == 'xfs')",message="metadataDeviceName is for filesystem xfs only: zoned XFS can keep its metadata and log on a separate conventional device; zenfs, btrfs and f2fs cannot"
-// +kubebuilder:validation:XValidation:rule="!has(self.metadataDeviceName) || self.metadataDeviceName != self.deviceName",message="metadataDeviceName must name another device than deviceName: a conventional device of the same node"
-// +kubebuilder:validation:XValidation:rule="!has(self.filesystem) || self.filesystem != 'xfs' || has(self.metadataDeviceName) || !self.deviceName.startsWith('nvme')",message="zoned XFS on an NVMe ZNS namespace needs metadataDeviceName: ZNS namespaces have no conventional zones, and zoned XFS keeps its metadata and log in a section that needs random writes. Add metadataDeviceName, a conventional device (a conventional NVMe namespace, say) of at least 300 MiB on the same node"
+// +kubebuilder:validation:XValidation:rule="!has(self.metadataDeviceName) || !has(self.deviceName) || self.metadataDeviceName != self.deviceName",message="metadataDeviceName must name another device than deviceName: a conventional device of the same node"
+// +kubebuilder:validation:XValidation:rule="!has(self.filesystem) || self.filesystem != 'xfs' || has(self.metadataDeviceName) || !has(self.deviceName) || !self.deviceName.startsWith('nvme')",message="zoned XFS on an NVMe ZNS namespace needs metadataDeviceName: ZNS namespaces have no conventional zones, and zoned XFS keeps its metadata and log in a section that needs random writes. Add metadataDeviceName, a conventional device (a conventional NVMe namespace, say) of at least 300 MiB on the same node"
 // +kubebuilder:validation:XValidation:rule="!has(self.precondition)",message="a zoned device is never preconditioned: it has no FTL of its own to age (a ZNS drive does no garbage collection), so the methodology preconditions conventional drives only; use storage.device for a conventional drive"
 type ZonedDeviceSource struct {
 	// NodeName is the node that has the device, as its kubernetes.io/hostname label names it: the device's
 	// PersistentVolume and the benchmark Jobs are pinned with that label, so it must be a valid label value.
+	// Give it with deviceName, or give requirements instead.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
-	NodeName string `json:"nodeName"`
+	// +optional
+	NodeName string `json:"nodeName,omitempty"`
 
 	// DeviceName is the kernel name of the device, without /dev/ (for example nullb0 or nvme0n2). ZenFS opens
 	// /dev/<name> and reads /sys/block/<name>, so the pod sees the device under the same name. Partitions are
-	// not allowed: host-managed drives ignore them.
+	// not allowed: host-managed drives ignore them. Give it with nodeName, or give requirements instead.
 	// +kubebuilder:validation:Pattern=`^[a-z][a-z0-9]*$`
 	// +kubebuilder:validation:MaxLength=32
-	DeviceName string `json:"deviceName"`
+	// +optional
+	DeviceName string `json:"deviceName,omitempty"`
+
+	// Requirements ask the operator to choose the device: a Present zoned device of the inventory (ZonedDevice)
+	// that meets them, that no database holds, names or was given before, and that passes the same checks as
+	// the preflight for the file system (zenfs or btrfs). The choice is recorded on the ZonedDevice
+	// (spec.claimRef, set atomically, so two databases never get one device) and in status.deviceBinding; it is
+	// kept for the life of the database. With none that fits, DeviceReady is False with reason NoDeviceFits and a
+	// message that says what each device lacks.
+	// +optional
+	Requirements *DeviceRequirements `json:"requirements,omitempty"`
 
 	// Filesystem is what holds the data on the device: zenfs (the default: MyRocks places its files in zones
 	// itself; Percona Server only), or btrfs, f2fs or xfs in zoned mode (any engine and flavor: a format Job
@@ -392,6 +409,10 @@ type ZNSDatabaseStatus struct {
 	// Precondition is what the format Job's preconditioning of storage.device did, or why it did not run.
 	// +optional
 	Precondition *DevicePreconditionStatus `json:"precondition,omitempty"`
+
+	// DeviceBinding is the device the operator chose for storage.zonedDevice.requirements, once it chose one.
+	// +optional
+	DeviceBinding *DeviceBinding `json:"deviceBinding,omitempty"`
 
 	// Conditions: Available (mysqld is ready), DeviceReady (the device passed the preflight; zoned and device),
 	// DeviceWarning (an accepted device has a risk, e.g. few open zones; zoned only), ConfigReady (the

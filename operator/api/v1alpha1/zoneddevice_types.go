@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // LabelZonedDeviceNode carries the node of a ZonedDevice (its name when that is a valid label value, else a hash
@@ -40,9 +41,10 @@ const (
 )
 
 // ZonedDevice is one block device of one node, as the node's inventory agent (a DaemonSet of the chart) reads it
-// from sysfs: every zoned device, and the conventional devices a user marked as candidates. Everything in it is
-// observed, so it has no spec. Its name is <node>.<kernel name>, lowercased, with a hash suffix when that is not
-// a valid name as it stands.
+// from sysfs: every zoned device, and the conventional devices a user marked as candidates. Its status is
+// observed; its spec holds only the claim the operator made when it chose the device for a database's
+// requirements. Its name is <node>.<kernel name>, lowercased, with a hash suffix when that is not a valid name as
+// it stands.
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
@@ -56,6 +58,7 @@ const (
 // +kubebuilder:printcolumn:name="Max open",type=integer,JSONPath=`.status.maxOpenZones`
 // +kubebuilder:printcolumn:name="Holder",type=string,JSONPath=`.status.holder`
 // +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.state`
+// +kubebuilder:printcolumn:name="Claim",type=string,JSONPath=`.spec.claimRef.name`,priority=1
 // +kubebuilder:printcolumn:name="Model",type=string,JSONPath=`.status.model`,priority=1
 // +kubebuilder:printcolumn:name="Stable ID",type=string,JSONPath=`.status.stableID`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
@@ -63,9 +66,46 @@ type ZonedDevice struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
+	// Spec is the operator's claim on the device.
+	// +optional
+	Spec ZonedDeviceSpec `json:"spec,omitempty"`
+
 	// Status is what the node's agent observed and, in holder and conditions, what the operator made of it.
 	// +optional
 	Status ZonedDeviceStatus `json:"status,omitempty"`
+}
+
+// ZonedDeviceSpec is what the operator decided about the device.
+type ZonedDeviceSpec struct {
+	// ClaimRef is the ZNSDatabase the operator gave the device to when it chose it for that database's
+	// requirements (storage.zonedDevice.requirements). It is set with the object's resourceVersion as a
+	// precondition, so of two databases racing for the device exactly one gets it. It stays when the database is
+	// deleted, as a PersistentVolume's claimRef does under the Retain policy: the device and its data go to no
+	// other database's requirements until a user removes it (kubectl patch zoneddevice NAME --type=merge -p
+	// '{"spec":{"claimRef":null}}'); a database created again with the same namespace and name gets it back.
+	// +optional
+	ClaimRef *ZonedDeviceClaimRef `json:"claimRef,omitempty"`
+}
+
+// ZonedDeviceClaimRef names the ZNSDatabase a device was given to.
+type ZonedDeviceClaimRef struct {
+	// Namespace of the ZNSDatabase.
+	// +kubebuilder:validation:MinLength=1
+	Namespace string `json:"namespace"`
+	// Name of the ZNSDatabase.
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+	// UID of the ZNSDatabase the claim was made for; a database created again under the same name has another.
+	// +optional
+	UID types.UID `json:"uid,omitempty"`
+}
+
+// String is namespace/name.
+func (c *ZonedDeviceClaimRef) String() string {
+	if c == nil {
+		return ""
+	}
+	return c.Namespace + "/" + c.Name
 }
 
 // ZonedDeviceStatus is a device as sysfs describes it. Every field but holder and conditions is written by the
@@ -159,6 +199,13 @@ type ZonedDeviceStatus struct {
 	// Scheduler is the active I/O scheduler (ZenFS needs mq-deadline).
 	// +optional
 	Scheduler string `json:"scheduler,omitempty"`
+
+	// AvailableSchedulers are the schedulers the kernel offers the device (queue/scheduler), so that a device
+	// on the wrong one can be told apart from one that cannot have mq-deadline at all.
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=atomic
+	// +optional
+	AvailableSchedulers []string `json:"availableSchedulers,omitempty"`
 
 	// Holder is the ZNSDatabase (namespace/name) that holds the device: the one whose storage names this node and
 	// device and that the one-database-per-device rule lets keep it. Set by the operator.

@@ -16,7 +16,7 @@ func TestSamplesAreValid(t *testing.T) {
 	requireEnv(t)
 	ns := newNamespace(t)
 	checked := 0
-	for _, dir := range []string{samples.Lab, samples.ZonedNode} {
+	for _, dir := range []string{samples.Lab, samples.ZonedNode, samples.Fleet} {
 		s, err := samples.Load(dir)
 		if err != nil {
 			t.Fatal(err)
@@ -44,7 +44,7 @@ func TestSamplesAreValid(t *testing.T) {
 			checked++
 		}
 	}
-	if checked < 17 {
-		t.Fatalf("checked %d samples, expected the 8 of the lab and the 9 of the zoned node", checked)
+	if checked < 19 {
+		t.Fatalf("checked %d samples, expected the 8 of the lab, the 9 of the zoned node and the 2 of the fleet", checked)
 	}
 }

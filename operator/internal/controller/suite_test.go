@@ -149,29 +149,53 @@ var (
 	podLogs = &recordedLogs{logs: map[string]string{}}
 )
 
-// startManager starts a manager with the operator's reconcilers, as cmd/manager does.
+// startManager starts the suite's manager.
 func startManager() error {
+	stop, err := launchManager(nil)
+	if err != nil {
+		return err
+	}
+	stopCurrent = stop
+	return nil
+}
+
+// launchManager starts a manager with the operator's reconcilers, as cmd/manager does. With replicaClient it
+// starts a second one beside the suite's, as two operators would run for a moment without leader election: it
+// reconciles ZNSDatabases only, serves no metrics, and reads through replicaClient's wrapping of its client.
+func launchManager(replicaClient func(client.Client) client.Client) (stop func(), err error) {
+	replica := replicaClient != nil
 	// Every request the manager makes is counted (TestNoWritesWhenNothingChanges).
 	mcfg := rest.CopyConfig(restCfg)
 	mcfg.WrapTransport = managerRequests.Wrap
 	if metricsAddr == "" {
 		addr, err := freeLocalAddr()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		metricsAddr = addr
+	}
+	metrics := metricsserver.Options{BindAddress: metricsAddr, SecureServing: true,
+		FilterProvider: filters.WithAuthenticationAndAuthorization}
+	if replica {
+		metrics = metricsserver.Options{BindAddress: "0"}
 	}
 	mgr, err := ctrl.NewManager(mcfg, ctrl.Options{
 		Scheme: clientgoscheme.Scheme,
 		// As cmd/manager serves them: HTTPS, callers authenticated and authorized by the API server.
-		Metrics: metricsserver.Options{BindAddress: metricsAddr, SecureServing: true,
-			FilterProvider: filters.WithAuthenticationAndAuthorization},
-		Client: client.Options{Cache: &client.CacheOptions{DisableFor: controller.UncachedObjects()}},
+		Metrics: metrics,
+		Client:  client.Options{Cache: &client.CacheOptions{DisableFor: controller.UncachedObjects()}},
+		NewClient: func(cfg *rest.Config, opts client.Options) (client.Client, error) {
+			c, err := client.New(cfg, opts)
+			if err != nil || !replica {
+				return c, err
+			}
+			return replicaClient(c), nil
+		},
 		// A restarted manager registers the same controller names again.
 		Controller: ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := controller.SetupZNSDatabase(mgr, controller.Options{
 		Images: map[resources.ImageKey]string{
@@ -183,22 +207,28 @@ func startManager() error {
 		PreflightRetry: testPreflightRetry,
 		BlockedRetry:   testBlockedRetry,
 	}); err != nil {
-		return err
+		return nil, err
+	}
+	if replica {
+		return startedManager(mgr), nil
 	}
 	if err := controller.SetupBenchmark(mgr, benchTestImage, podLogs); err != nil {
-		return err
+		return nil, err
 	}
 	if err := controller.SetupZonedDeviceHolder(mgr); err != nil {
-		return err
+		return nil, err
 	}
 	if err := opmetrics.Register(crmetrics.Registry, mgr.GetClient()); err != nil {
-		return err
+		return nil, err
 	}
+	return startedManager(mgr), nil
+}
+
+func startedManager(mgr ctrl.Manager) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
-	stopCurrent = func() { cancel(); <-done }
-	return nil
+	return func() { cancel(); <-done }
 }
 
 func stopManager() {

@@ -71,12 +71,32 @@ func olderThan(a, b *v1alpha1.ZNSDatabase) bool {
 
 // precedes says which of two claimants of one device keeps it: the one whose device already passed its
 // preflight (it may be in use: a zonedClaim's identity is known only once its claim is bound, which can be
-// after another database took the device), else the older.
-func precedes(a, b *v1alpha1.ZNSDatabase) bool {
+// after another database took the device), else the one the device's ZonedDevice was given to (claim, its
+// spec.claimRef as namespace/name: set once, atomically, when requirements chose it, so it settles a race with a
+// database that names the device and was created in the same moment), else the older.
+func precedes(a, b *v1alpha1.ZNSDatabase, claim string) bool {
 	if ar, br := conditionTrue(a, v1alpha1.ConditionDeviceReady), conditionTrue(b, v1alpha1.ConditionDeviceReady); ar != br {
 		return ar
 	}
+	if ac, bc := a.OwnerAnnotationValue() == claim, b.OwnerAnnotationValue() == claim; ac != bc {
+		return ac
+	}
 	return olderThan(a, b)
+}
+
+// claimOn is the claimRef (namespace/name) of the ZonedDevice of any of ids, "" when none has one (or the
+// inventory does not publish the device).
+func claimOn(ctx context.Context, r client.Reader, ids []deviceid.ID) (string, error) {
+	devs := &v1alpha1.ZonedDeviceList{}
+	if err := r.List(ctx, devs); err != nil {
+		return "", err
+	}
+	for i := range devs.Items {
+		if dev := &devs.Items[i]; dev.Spec.ClaimRef != nil && namesDevice(ids, dev) {
+			return dev.Spec.ClaimRef.String(), nil
+		}
+	}
+	return "", nil
 }
 
 // reconcileDeviceConflict refuses a device that another ZNSDatabase already has, before anything that could
@@ -122,6 +142,10 @@ func (r *ZNSDatabaseReconciler) checkDevice(ctx context.Context, st *state, must
 	if err := r.List(ctx, all); err != nil {
 		return nil, err
 	}
+	claim, err := claimOn(ctx, r.Client, devicesOf(db, id))
+	if err != nil {
+		return nil, err
+	}
 	var holders []string
 	for i := range all.Items {
 		other := &all.Items[i]
@@ -132,7 +156,7 @@ func (r *ZNSDatabaseReconciler) checkDevice(ctx context.Context, st *state, must
 		if err != nil {
 			return nil, err
 		}
-		if !otherKnown || !sharesDevice(devicesOf(db, id), devicesOf(other, otherID)) || !precedes(other, db) {
+		if !otherKnown || !sharesDevice(devicesOf(db, id), devicesOf(other, otherID)) || !precedes(other, db, claim) {
 			continue
 		}
 		holders = append(holders, other.Namespace+"/"+other.Name)

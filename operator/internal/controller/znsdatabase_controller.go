@@ -106,6 +106,7 @@ func (r *ZNSDatabaseReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	result, err := r.runSteps(ctx, st,
 		r.reconcileSecret,
 		r.reconcileProfile,
+		r.reconcileDeviceBinding,
 		r.reconcileConfigMap,
 		r.reconcileService,
 		r.reconcileDeviceConflict,
@@ -245,6 +246,11 @@ func (r *ZNSDatabaseReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// A fio Benchmark locks a database's device volume (resources.AnnotationFioBenchmark) and unlocks it: the
 		// database says so, and resumes, at once rather than at its next unrelated event.
 		Watches(&corev1.PersistentVolume{}, handler.EnqueueRequestsFromMapFunc(pvToDatabase)).
+		// A device that appears, is freed or changes, and a node whose labels change, may be what a database
+		// waiting for its requirements waits for.
+		Watches(&v1alpha1.ZonedDevice{}, handler.EnqueueRequestsFromMapFunc(r.databasesWaitingForDevices)).
+		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.databasesWaitingForDevices),
+			builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		// A Benchmark that goes without handing its databases back (its finalizer removed by hand) leaves a
 		// lease that only this reconciler ends; its other changes are the Benchmark reconciler's business.
 		Watches(&v1alpha1.Benchmark{}, handler.EnqueueRequestsFromMapFunc(benchmarkTargets),

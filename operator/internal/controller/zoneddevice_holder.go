@@ -96,7 +96,7 @@ func (r *ZonedDeviceHolderReconciler) holderOf(ctx context.Context, dev *v1alpha
 		if !known || !namesDevice(devicesOf(db, id), dev) {
 			continue
 		}
-		if holder == nil || precedes(db, holder) {
+		if holder == nil || precedes(db, holder, dev.Spec.ClaimRef.String()) {
 			holder = db
 		}
 	}

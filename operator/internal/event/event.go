@@ -69,6 +69,11 @@ var (
 	// HeldDeviceGone: the inventory agent of the database's node no longer finds its device (a reboot without it,
 	// a drive pulled); emitted once per disappearance, with the ZonedDevice that records it.
 	HeldDeviceGone = Event{corev1.EventTypeWarning, "HeldDeviceGone", "%s"}
+	// NoDeviceFits: no device of the inventory meets the database's requirements; emitted when the database starts
+	// waiting, and again when what the devices lack changes.
+	NoDeviceFits = Event{corev1.EventTypeWarning, "NoDeviceFits", "%s"}
+	// DeviceBound: the operator chose a device for the database's requirements.
+	DeviceBound = Event{corev1.EventTypeNormal, "DeviceBound", "%s"}
 )
 
 // PodStalled is the Warning for a mysqld pod that cannot become ready by waiting; its reason is the Available

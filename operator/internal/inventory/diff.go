@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -78,14 +79,24 @@ func (d Device) Status(node, hostname string) v1alpha1.ZonedDeviceStatus {
 		LogicalBlockSize: d.LogicalBlockSize,
 		ZoneCount:        d.NrZones,
 		// zbd leaves it 0 from sysfs; it is copied so that a reader that learns it one day fills it here too.
-		ZoneCapacityBytes: d.Device.ZoneCapacityBytes,
-		ZoneSizeBytes:     d.ZoneSizeBytes,
-		Size:              quantity(d.CapacityBytes),
-		ZoneSize:          quantity(d.ZoneSizeBytes),
-		MaxOpenZones:      d.MaxOpenZones,
-		MaxActiveZones:    d.MaxActiveZones,
-		Scheduler:         d.Scheduler,
+		ZoneCapacityBytes:   d.Device.ZoneCapacityBytes,
+		ZoneSizeBytes:       d.ZoneSizeBytes,
+		Size:                quantity(d.CapacityBytes),
+		ZoneSize:            quantity(d.ZoneSizeBytes),
+		MaxOpenZones:        d.MaxOpenZones,
+		MaxActiveZones:      d.MaxActiveZones,
+		Scheduler:           d.Scheduler,
+		AvailableSchedulers: sortedSchedulers(d.AvailableSchedulers),
 	}
+}
+
+// sortedSchedulers is the list in a fixed order (zbd lists the active one first, so a change of scheduler
+// would change the order too), and nil for none, as the API server returns an omitted list.
+func sortedSchedulers(list []string) []string {
+	if len(list) == 0 {
+		return nil
+	}
+	return slices.Sorted(slices.Values(list))
 }
 
 // quantity is bytes as Kubernetes writes a binary quantity (64Mi, 2Gi, 1536Ki); "" for 0 (unknown or none).
