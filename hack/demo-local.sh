@@ -76,7 +76,9 @@ cnf() {
 
 start() {
   local e=$1 d=${dir[$1]}
-  mariadbd --defaults-file="$d/my.cnf" --bind-address=127.0.0.1 "${as_root[@]}" >>"$d/mysqld.log" 2>&1 &
+  # a tmpdir of its own: a starting mariadbd deletes every #sql file of its tmpdir, another server's included
+  mkdir -p "$d/tmp"
+  mariadbd --defaults-file="$d/my.cnf" --bind-address=127.0.0.1 --tmpdir="$d/tmp" "${as_root[@]}" >>"$d/mysqld.log" 2>&1 &
   pid[$e]=$!
   pids+=("${pid[$e]}")
   for _ in $(seq 1 "${DEMO_START_TRIES:-120}"); do
@@ -128,8 +130,9 @@ for e in "${engines[@]}"; do
     # an empty datadir that mariadb-install-db made once: under emulation its bootstrap costs minutes per server
     cp -a "$DEMO_TEMPLATE_DATADIR" "${dir[$e]}/data"
   else
+    mkdir -p "${dir[$e]}/tmp"
     mariadb-install-db --no-defaults --auth-root-authentication-method=socket --skip-test-db "${as_root[@]}" \
-      --datadir="${dir[$e]}/data" >"${dir[$e]}/install.log" 2>&1 || { tail "${dir[$e]}/install.log"; die "mariadb-install-db failed"; }
+      --datadir="${dir[$e]}/data" --tmpdir="${dir[$e]}/tmp" >"${dir[$e]}/install.log" 2>&1 || { tail "${dir[$e]}/install.log"; die "mariadb-install-db failed"; }
   fi
   start "$e"
   sql "$e" "CREATE DATABASE sbtest; CREATE USER 'bench'@'127.0.0.1' IDENTIFIED BY '$password';

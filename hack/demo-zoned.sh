@@ -57,8 +57,10 @@ cp hack/demo-local.sh hack/zoned-stacks.sh "$work/hack/"
 say "making an empty MariaDB datadir on the host, copied to every server in the guest (its bootstrap takes minutes there)"
 as_root=()
 [[ $(id -u) -eq 0 ]] && as_root=(--user=root)
+# its own tmpdir: a mariadbd that starts on this host (another test's) deletes every #sql file of /tmp
+mkdir -p "$work/install-tmp"
 mariadb-install-db --no-defaults --auth-root-authentication-method=socket --skip-test-db "${as_root[@]}" \
-  --datadir="$work/datadir" >"$work/install.log" 2>&1 || { tail "$work/install.log"; die "mariadb-install-db failed"; }
+  --datadir="$work/datadir" --tmpdir="$work/install-tmp" >"$work/install.log" 2>&1 || { tail "$work/install.log"; die "mariadb-install-db failed"; }
 
 xfs_env=()
 if [[ "${ZONED_XFS:-0}" == 1 ]]; then

@@ -296,6 +296,15 @@ var (
 	templateErr  error
 )
 
+// privateTmpdir is a tmpdir of the server's own, beside its datadir. A mariadbd that starts deletes every #sql
+// file in its tmpdir (leftover temporary tables), so servers and mariadb-install-db runs of concurrent tests that
+// share /tmp delete each other's live temporary tables: a mariadb-install-db beside a starting server failed with
+// "Unknown table 'mysql.tmp_user_sys'" (CI of 2026-11-29).
+func privateTmpdir(dataDir string) (string, error) {
+	dir := filepath.Clean(dataDir) + ".tmp"
+	return dir, os.MkdirAll(dir, 0o700)
+}
+
 // template returns a datadir holding freshly installed system tables.
 // mariadb-install-db takes ~3 s, copying its 20 MB result a few ms, so it
 // runs once per mariadbd build: the result is kept in the user cache
@@ -339,7 +348,8 @@ func buildTemplate() (string, error) {
 	}
 	defer os.RemoveAll(tmp)
 	data := filepath.Join(tmp, "data")
-	cmd := exec.Command(b.installDB, append(args, "--datadir="+data)...)
+	// A private tmpdir (not in the cache key: it changes every time): see privateTmpdir.
+	cmd := exec.Command(b.installDB, append(args, "--datadir="+data, "--tmpdir="+tmp)...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("%s: %v\n%s", b.installDB, err, tail(out, 40))
@@ -395,7 +405,11 @@ func (s *Server) start() error {
 	b := findBinaries()
 	// --defaults-file must come first. Command-line options override the
 	// file: loopback only whatever the config says.
-	args := []string{"--defaults-file=" + s.cnfPath, "--bind-address=127.0.0.1"}
+	tmpdir, err := privateTmpdir(s.DataDir)
+	if err != nil {
+		return err
+	}
+	args := []string{"--defaults-file=" + s.cnfPath, "--bind-address=127.0.0.1", "--tmpdir=" + tmpdir}
 	if os.Geteuid() == 0 {
 		args = append(args, "--user=root") // mariadbd refuses to run as root otherwise
 	}

@@ -60,6 +60,12 @@ func deviceIdentityOf(ctx context.Context, r client.Reader, db *v1alpha1.ZNSData
 	return id, true, "", nil
 }
 
+// mayHoldDevice: the database has a block device of its own and still holds it (not deleted, or deleted and not
+// yet released by its finalizer).
+func mayHoldDevice(db *v1alpha1.ZNSDatabase) bool {
+	return db.HasBlockDevice() && (db.DeletionTimestamp.IsZero() || controllerutil.ContainsFinalizer(db, Finalizer))
+}
+
 // olderThan orders databases by creation, then by namespace/name, so that exactly one of two claimants of a
 // device wins, whichever the operator sees first.
 func olderThan(a, b *v1alpha1.ZNSDatabase) bool {
@@ -149,7 +155,7 @@ func (r *ZNSDatabaseReconciler) checkDevice(ctx context.Context, st *state, must
 	var holders []string
 	for i := range all.Items {
 		other := &all.Items[i]
-		if other.UID == db.UID || !other.HasBlockDevice() || !other.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(other, Finalizer) {
+		if other.UID == db.UID || !mayHoldDevice(other) {
 			continue
 		}
 		otherID, otherKnown, _, err := r.deviceIdentity(ctx, other)

@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -126,7 +125,7 @@ func (r *ZNSDatabaseReconciler) offers(ctx context.Context, db *v1alpha1.ZNSData
 	var others []deviceNaming
 	for i := range all.Items {
 		other := &all.Items[i]
-		if other.UID == db.UID || !other.HasBlockDevice() || !other.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(other, Finalizer) {
+		if other.UID == db.UID || !mayHoldDevice(other) {
 			continue
 		}
 		id, known, _, err := deviceIdentityOf(ctx, reader, other)

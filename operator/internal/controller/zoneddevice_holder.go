@@ -14,7 +14,6 @@ import (
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -86,7 +85,7 @@ func (r *ZonedDeviceHolderReconciler) holderOf(ctx context.Context, dev *v1alpha
 	var holder *v1alpha1.ZNSDatabase
 	for i := range all.Items {
 		db := &all.Items[i]
-		if !db.HasBlockDevice() || !db.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(db, Finalizer) {
+		if !mayHoldDevice(db) {
 			continue
 		}
 		id, known, _, err := deviceIdentityOf(ctx, r.Client, db)

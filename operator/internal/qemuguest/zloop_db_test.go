@@ -226,8 +226,11 @@ func TestZloopDatabaseAcrossReboot(t *testing.T) {
 	share := t.TempDir()
 	start := time.Now()
 	buildStatic(t, goTool(t), root, "build", "-o", share+"/znsdb", "./operator/cmd/znsdb")
-	// an empty datadir made here: mariadb-install-db takes minutes under emulation
-	install := []string{"--no-defaults", "--auth-root-authentication-method=socket", "--skip-test-db", "--datadir=" + share + "/template"}
+	// an empty datadir made here: mariadb-install-db takes minutes under emulation. Its own tmpdir: a mariadbd
+	// that starts deletes every #sql file of its tmpdir, so another test's server starting beside it with /tmp
+	// would delete this one's temporary tables (seen: "Unknown table 'mysql.tmp_user_sys'").
+	install := []string{"--no-defaults", "--auth-root-authentication-method=socket", "--skip-test-db", "--datadir=" + share + "/template",
+		"--tmpdir=" + t.TempDir()}
 	if os.Geteuid() == 0 {
 		install = append(install, "--user=root")
 	}
