@@ -86,7 +86,8 @@ func checkPlacement(t *testing.T, ns, node string, like *v1alpha1.ZNSDatabase) {
 	probe := func(name string, req v1alpha1.DeviceRequirements) (*v1alpha1.ZNSDatabase, string) {
 		db := &v1alpha1.ZNSDatabase{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: *like.Spec.DeepCopy()}
 		req.NodeSelector = &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelHostname: node}}
-		db.Spec.Storage = v1alpha1.StorageSpec{ZonedDevice: &v1alpha1.ZonedDeviceSource{Requirements: &req}}
+		// like's file system: the zoned node's MariaDB has no ZenFS, and admission says so
+		db.Spec.Storage = v1alpha1.StorageSpec{ZonedDevice: &v1alpha1.ZonedDeviceSource{Filesystem: like.ZonedFilesystem(), Requirements: &req}}
 		if err := k8s.Create(ctx, db); err != nil {
 			t.Fatal(err)
 		}
