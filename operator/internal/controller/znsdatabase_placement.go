@@ -155,14 +155,24 @@ func (r *ZNSDatabaseReconciler) offers(ctx context.Context, db *v1alpha1.ZNSData
 		} else {
 			o.NodeMissing = true
 		}
-		taken, err := r.takenBy(ctx, db, dev, others)
-		if err != nil {
-			return nil, err
+		if mayBeFree(dev, db) {
+			taken, err := r.takenBy(ctx, db, dev, others)
+			if err != nil {
+				return nil, err
+			}
+			o.TakenBy = taken
 		}
-		o.TakenBy = taken
 		offers = append(offers, o)
 	}
 	return offers, nil
+}
+
+// mayBeFree: the device is not passed over before who has it matters (placement judges Gone, conventional and
+// claimed devices first), so asking who has it (a PersistentVolume read per device) is worth it.
+func mayBeFree(dev *v1alpha1.ZonedDevice, db *v1alpha1.ZNSDatabase) bool {
+	ref := dev.Spec.ClaimRef
+	return dev.Status.State == v1alpha1.ZonedDevicePresent && dev.Status.Candidate == v1alpha1.CandidateZoned &&
+		(ref == nil || ref.Namespace == db.Namespace && ref.Name == db.Name)
 }
 
 // deviceNaming is another database and the devices its storage names.
