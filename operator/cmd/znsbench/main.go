@@ -46,6 +46,7 @@ type config struct {
 	phase          string
 	spec           sysbench.Spec
 	sysbenchPath   string
+	probeTimeout   time.Duration
 	passwordMode   string
 	password       string
 	target         string
@@ -74,6 +75,7 @@ func newFlagSet(c *config) *flag.FlagSet {
 	fs := flag.NewFlagSet("znsbench", flag.ContinueOnError)
 	s := &c.spec
 	fs.StringVar(&c.sysbenchPath, "sysbench", "sysbench", "sysbench binary")
+	fs.DurationVar(&c.probeTimeout, "probe-timeout", defaultProbeTimeout, "how long sysbench --version may take to answer before the phase starts (a starved node starts processes slowly)")
 	fs.StringVar(&s.ScriptDir, "script-dir", "", "directory of sysbench's .lua scripts (default: sysbench's own search path)")
 	fs.StringVar(&s.Workload, "workload", "oltp_read_write", "sysbench OLTP script: "+strings.Join(sysbench.Workloads, ", "))
 	fs.IntVar(&s.Tables, "tables", 1, "number of tables sbtest1..N")

@@ -146,6 +146,21 @@ func TestRunSuccess(t *testing.T) {
 	}
 }
 
+// TestVersionProbeTimeout: a sysbench that does not answer --version in time fails the phase with a reason that
+// names the probe and its flag, not a bare "signal: killed" (what the CI run of a026ea5 showed).
+func TestVersionProbeTimeout(t *testing.T) {
+	r := runFake(t, context.Background(), map[string]string{"FAKE_VERSION_DELAY": "3"}, append(append([]string{}, runArgs...), "--probe-timeout=500ms")...)
+	if r.code != 1 || r.summary.OK {
+		t.Fatalf("exit %d ok %v", r.code, r.summary.OK)
+	}
+	if want := "--version did not answer within 500ms (--probe-timeout)"; !strings.Contains(r.summary.Error, want) {
+		t.Errorf("error %q lacks %q", r.summary.Error, want)
+	}
+	if strings.Contains(r.record, "arg=run") {
+		t.Errorf("sysbench ran although its probe failed:\n%s", r.record)
+	}
+}
+
 func TestPasswordNeverPrinted(t *testing.T) {
 	const pw = `s3cr3t p#w"d`
 	t.Setenv(PasswordVar, pw)

@@ -14,7 +14,10 @@
 #   FAKE_SIGNAL      if set, the fake kills itself with this signal at the end
 #                    (SEGV: what Debian's 1.0.20 does when it reconnects)
 #   FAKE_EXIT        exit status (default 0)
+#   FAKE_VERSION_DELAY  seconds --version sleeps before it answers (a starved
+#                    node, where starting a process took more than 30 s)
 if [ "$1" = "--version" ]; then
+	sleep "${FAKE_VERSION_DELAY:-0}"
 	echo "sysbench 1.0.20"
 	exit 0
 fi
