@@ -833,11 +833,7 @@ func dump(t *testing.T, ns string) {
 	}
 	events, err := clientset.CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
 	if err == nil {
-		var sb strings.Builder
-		for _, e := range events.Items {
-			fmt.Fprintf(&sb, "%s %s/%s %s: %s\n", e.Type, e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Reason, e.Message)
-		}
-		t.Logf("--- events in %s\n%s", ns, sb.String())
+		t.Logf("--- events in %s, oldest first\n%s", ns, eventTimeline(events.Items))
 	}
 	for _, l := range []client.ObjectList{&v1alpha1.ZNSDatabaseList{}, &v1alpha1.BenchmarkList{}, &corev1.PodList{}, &batchv1.JobList{}} {
 		if err := k8s.List(ctx, l, client.InNamespace(ns)); err == nil {
@@ -845,4 +841,31 @@ func dump(t *testing.T, ns string) {
 			t.Logf("--- %T in %s\n%s", l, ns, raw)
 		}
 	}
+}
+
+// eventTimeline prints events oldest first with the time each was last seen and how often: a slow phase is then
+// read off the gaps between lines.
+func eventTimeline(events []corev1.Event) string {
+	seen := func(e corev1.Event) time.Time {
+		switch {
+		case !e.LastTimestamp.IsZero():
+			return e.LastTimestamp.Time
+		case e.Series != nil:
+			return e.Series.LastObservedTime.Time
+		case !e.EventTime.IsZero():
+			return e.EventTime.Time
+		}
+		return e.CreationTimestamp.Time
+	}
+	slices.SortStableFunc(events, func(a, b corev1.Event) int { return seen(a).Compare(seen(b)) })
+	var sb strings.Builder
+	for _, e := range events {
+		count := ""
+		if e.Count > 1 {
+			count = fmt.Sprintf(" (x%d)", e.Count)
+		}
+		fmt.Fprintf(&sb, "%s %s %s/%s %s%s: %s\n", seen(e).UTC().Format("15:04:05"), e.Type, e.InvolvedObject.Kind,
+			e.InvolvedObject.Name, e.Reason, count, e.Message)
+	}
+	return sb.String()
 }

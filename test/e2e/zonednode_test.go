@@ -1,9 +1,12 @@
 package e2e
 
 import (
+	"cmp"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -59,10 +62,15 @@ func onZonedNode(ns, node string) samples.Placement {
 // databases on btrfs and f2fs in zoned mode on null_blk and on emulated NVMe ZNS, and InnoDB and MyRocks on zoned
 // XFS, become Available beside one on a volume and one on a whole conventional device; a second database asking
 // for a taken device is refused; deleting a database keeps its data and a re-created one finds it; a new reformat
-// token re-formats; a Benchmark of the zoned and conventional targets completes with device bytes per transaction
-// for each.
+// token re-formats; a Benchmark of one zoned and conventional target per stack completes with device bytes per
+// transaction for each.
 func TestZonedFilesystemFlow(t *testing.T) {
 	node := zonedNode(t)
+	t.Cleanup(func() {
+		if t.Failed() {
+			dumpNode(t, node)
+		}
+	})
 	ns := newNamespace(t, "e2e-zonedfs")
 	// the zoned node's scenario (config/samples/zoned-node), as make demo runs it, with the databases only this
 	// flow has (innodb-f2fs, innodb-volume, a local PersistentVolume of the node's class) and without the demo's
@@ -172,13 +180,24 @@ func TestZonedFilesystemFlow(t *testing.T) {
 	}
 	reformat(t, again, cur.Status.Filesystem.UUID)
 
-	// A multitenant Benchmark: zoned btrfs on null_blk and on NVMe ZNS, InnoDB and MyRocks on zoned XFS, beside
-	// the conventional devices, with the drives' counters and the FTL model, and the write-only phase on the
-	// conventional targets first.
+	// A multitenant Benchmark of one target per stack: btrfs on NVMe ZNS (SMART's host bytes), MyRocks on zoned
+	// XFS over two null_blk devices, InnoDB on a volume and on a whole conventional NVMe device (OCP's media bytes,
+	// the baseline), with the FTL model and the write-only phase on the conventional targets first. The re-created
+	// btrfs database on null_blk and InnoDB on zoned XFS have served and are deleted first: a stack the Benchmark
+	// already has adds two restarts and a prepare on the emulated node's two vCPUs, not coverage (the CI run of
+	// a026ea5: six targets still preparing after 12 minutes, and one runner's sysbench --version starved past 30 s).
+	for _, db := range []*v1alpha1.ZNSDatabase{again, xfs} {
+		if err := k8s.Delete(ctx, db); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := sc.Benchmarks[0]
+	b.Spec.Targets = slices.DeleteFunc(b.Spec.Targets, func(tg v1alpha1.BenchmarkTarget) bool {
+		return tg.Name == again.Name || tg.Name == xfs.Name
+	})
 	// The scenario's Benchmark, its start delay and timeout stretched by the time scale: under QEMU's emulation
 	// four run pods, each with the drive sidecar, started up to 144 s after their Jobs were created (a cold
-	// .ci/run of 2026-11-27, the node also running five mysqld), and there are six now.
-	b := sc.Benchmarks[0]
+	// .ci/run of 2026-11-27, the node also running five mysqld).
 	steady := *b.Spec.SteadyState
 	bStart := time.Now()
 	if err := k8s.Create(ctx, b); err != nil {
@@ -356,4 +375,50 @@ func checkDriveFigures(t *testing.T, ts v1alpha1.TargetStatus) {
 	}
 	t.Logf("ZONED-NODE target %s drive: block layer %s bytes, counters %+v (%s), modelled %+v (%s)", ts.Name,
 		d.BlockLayerWrittenBytes, d.Counters, d.CountersUnavailable, d.Modelled, d.ModelUnavailable)
+}
+
+// nodeSummary is the part of the kubelet's stats summary (/stats/summary) a starved node shows itself in.
+type nodeSummary struct {
+	Node struct {
+		CPU    struct{ UsageNanoCores uint64 }
+		Memory struct{ AvailableBytes, WorkingSetBytes uint64 }
+	}
+	Pods []podStats
+}
+
+type podStats struct {
+	PodRef struct{ Name, Namespace string }
+	Memory struct{ WorkingSetBytes uint64 }
+}
+
+// dumpNode logs what a failed flow needs to tell a starved node from a bug: the node's conditions, its memory and
+// CPU use now, and the pods holding the most memory, from the kubelet's own summary.
+func dumpNode(t *testing.T, name string) {
+	t.Helper()
+	n := &corev1.Node{}
+	if err := k8s.Get(ctx, client.ObjectKey{Name: name}, n); err != nil {
+		t.Logf("--- node %s: %v", name, err)
+		return
+	}
+	var sb strings.Builder
+	for _, c := range n.Status.Conditions {
+		fmt.Fprintf(&sb, "condition %s=%s %s %s\n", c.Type, c.Status, c.Reason, c.Message)
+	}
+	fmt.Fprintf(&sb, "allocatable cpu %s memory %s\n", n.Status.Allocatable.Cpu(), n.Status.Allocatable.Memory())
+	raw, err := clientset.CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes", name, "proxy", "stats", "summary").DoRaw(ctx)
+	var sum nodeSummary
+	if err == nil {
+		err = json.Unmarshal(raw, &sum)
+	}
+	if err != nil {
+		fmt.Fprintf(&sb, "stats summary: %v\n", err)
+	} else {
+		fmt.Fprintf(&sb, "now: cpu %.2f cores, memory available %d MiB, working set %d MiB\n", float64(sum.Node.CPU.UsageNanoCores)/1e9,
+			sum.Node.Memory.AvailableBytes>>20, sum.Node.Memory.WorkingSetBytes>>20)
+		slices.SortFunc(sum.Pods, func(a, b podStats) int { return cmp.Compare(b.Memory.WorkingSetBytes, a.Memory.WorkingSetBytes) })
+		for _, p := range sum.Pods[:min(len(sum.Pods), 15)] {
+			fmt.Fprintf(&sb, "pod %s/%s working set %d MiB\n", p.PodRef.Namespace, p.PodRef.Name, p.Memory.WorkingSetBytes>>20)
+		}
+	}
+	t.Logf("--- node %s\n%s", name, sb.String())
 }
