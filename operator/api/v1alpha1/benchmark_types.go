@@ -59,6 +59,7 @@ type Benchmark struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.measureInterference) || !self.measureInterference || size(self.targets) >= 2",message="spec.measureInterference needs two targets or more: with one, alone and together are the same runs"
 // +kubebuilder:validation:XValidation:rule="!has(self.measureInterference) || !self.measureInterference || !has(self.threadSweep) && !has(self.workloads)",message="spec.measureInterference cannot be combined with spec.threadSweep or spec.workloads: it measures one workload at one thread count"
 // +kubebuilder:validation:XValidation:rule="!has(self.measureInterference) || !self.measureInterference || (size(self.targets) + 1) * (has(self.iterations) ? self.iterations : 1) <= 100",message="spec.measureInterference: (targets + 1) x spec.iterations must be at most 100 runs"
+// +kubebuilder:validation:XValidation:rule="!has(self.clients) || !has(self.tool) || self.tool != 'fio'",message="spec.clients does not apply to a fio Benchmark: fio runs on the node of the device it measures"
 // +kubebuilder:validation:XValidation:rule="!has(self.workloads) || !has(self.threadSweep)",message="spec.workloads and spec.threadSweep cannot be combined: a thread sweep is of one workload; sweep each workload in a Benchmark of its own"
 // +kubebuilder:validation:XValidation:rule="!has(self.workloads) || size(self.workloads) * (has(self.iterations) ? self.iterations : 1) <= 100",message="spec.workloads x spec.iterations must be at most 100 runs"
 // +kubebuilder:validation:XValidation:rule="(has(self.tool) && self.tool == 'ycsb') == has(self.ycsb)",message="spec.ycsb goes with spec.tool ycsb, and spec.tool ycsb needs spec.ycsb"
@@ -242,6 +243,10 @@ type BenchmarkSpec struct {
 	// Resources of the benchmark containers.
 	// +optional
 	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+	// Clients places the sysbench or YCSB clients: on their databases' nodes (the default), on other nodes, or
+	// by node selector. A fio Benchmark has no clients: fio runs on the device.
+	// +optional
+	Clients *BenchmarkClients `json:"clients,omitempty"`
 }
 
 // PreconditionSpec controls the fio preconditioning of conventional targets.
@@ -499,6 +504,9 @@ type TargetStatus struct {
 	// Alone holds, with spec.measureInterference, the target's runs alone and how running together changed them.
 	// +optional
 	Alone *AloneResult `json:"alone,omitempty"`
+	// Client is where the target's run clients ran, and whether they shared the database's node.
+	// +optional
+	Client *ClientNodes `json:"client,omitempty"`
 	// Workloads holds, with spec.workloads, the mean, the spread and the ratios of each workload.
 	// +listType=map
 	// +listMapKey=workload

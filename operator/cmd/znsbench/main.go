@@ -7,6 +7,8 @@
 //	znsbench precondition --dir DIR [--passes 2] [--fill-percent 90]
 //	znsbench drive --device DEV --dir DIR [--counters] [--model-op 7,28] (the drive sidecar)
 //	znsbench fio --device DEV --profiles P,... [--runtime 60s] [--write-token T] (fio on a raw device; fio.go)
+//	znsbench observe --device DEV [--listen :9106] [--drive-dir DIR] (the device's counters for a runner on
+//	another node, which passes --observer URL; observe.go)
 //
 // prepare, run and cleanup run sysbench, streaming its output to the pod
 // log; verify counts the prepared rows and, with --metrics-url, reads the
@@ -63,10 +65,14 @@ type config struct {
 	driveDir       string
 	metricsURL     string
 	usableSource   string
+	// observer is the URL of `znsbench observe` on the device's node, for a runner on another node.
+	observer        string
+	observerTimeout time.Duration
 }
 
 func usage(w io.Writer, fs *flag.FlagSet) {
-	fmt.Fprintf(w, "usage: znsbench prepare|verify|run|cleanup [flags]\n       znsbench ycsb-load|ycsb-verify|ycsb-run [flags] (znsbench ycsb-run -h)\n       znsbench compare SUMMARY.json... (the last one is the baseline)\n\nflags:\n")
+	fmt.Fprintf(w, "usage: znsbench prepare|verify|run|cleanup [flags]\n       znsbench ycsb-load|ycsb-verify|ycsb-run [flags] (znsbench ycsb-run -h)\n       znsbench compare SUMMARY.json... (the last one is the baseline)\n"+
+		"       znsbench observe --device DEV [--listen :9106] [--drive-dir DIR] (samples the device for a runner on another node; znsbench observe -h)\n\nflags:\n")
 	fs.SetOutput(w)
 	fs.PrintDefaults()
 }
@@ -113,6 +119,7 @@ func newFlagSet(c *config) *flag.FlagSet {
 	fs.StringVar(&c.driveDir, "drive-dir", "", "directory shared with the drive sidecar: wait (bounded) until it has read the drive before the phase starts")
 	fs.StringVar(&c.metricsURL, "metrics-url", "", "verify: the database pod's metrics sidecar (znsdb metrics, http://HOST:9105/metrics), read for the usable capacity; unreadable is logged, never a failure")
 	fs.StringVar(&c.usableSource, "usable-source", UsableStatfs, "verify: which figures of --metrics-url are the usable capacity: "+UsableStatfs+" (the datadir's file system) or "+UsableZenFS+" (zenfs df's free, used and reclaimable)")
+	observerFlags(fs, c)
 	fs.BoolVar(&c.dropExisting, "drop-existing", false, "prepare: drop the sysbench tables (sbtest<N>) an earlier prepare left in --mysql-db first")
 	return fs
 }
@@ -133,6 +140,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, getenv f
 		return preconditionCmd(ctx, args[1:], stdout, stderr)
 	case "drive":
 		return driveCmd(ctx, args[1:], stdout, stderr)
+	case cmdObserve:
+		return observeCmd(ctx, args[1:], stdout, stderr)
 	case cmdYCSBLoad, cmdYCSBVerify, cmdYCSBRun:
 		return ycsbMain(ctx, args[0], args[1:], stdout, stderr, getenv)
 	case cmdFio:
@@ -158,6 +167,10 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, getenv f
 		fmt.Fprintf(stderr, "znsbench %s: unexpected arguments %q\n", c.phase, fs.Args())
 		return 2
 	}
+	if err := checkObserverFlags(c); err != nil {
+		fmt.Fprintf(stderr, "znsbench %s: %v\n", c.phase, err)
+		return 2
+	}
 	c.password = getenv(PasswordVar)
 	if n := len([]rune(c.password)); n > 0 && n < minPasswordLength {
 		fmt.Fprintf(stderr, "znsbench %s: $%s has %d character(s); at least %d are needed, because the runner replaces the password wherever it would print it, and a shorter one would also blank out ordinary text\n",
@@ -166,6 +179,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, getenv f
 	}
 	r := &runner{cfg: c, stdout: stdout, stderr: stderr, redact: newRedactor(c.password),
 		now: time.Now, sleep: sleepCtx, environ: os.Environ}
+	r.devices = r.newDeviceSampler()
 	return r.main(ctx)
 }
 

@@ -21,6 +21,12 @@ const prepareRetryPause = 5 * time.Second
 // of the one before it.
 func (r *runner) prepareFresh(ctx context.Context) error {
 	c := r.cfg
+	// The device's figures are the last attempt's, as each attempt's first sample replaces the one before. The
+	// measurement ends here, not in sysbench, while another attempt may follow: an observer exits at its /end.
+	defer func() {
+		r.holdDevice = false
+		r.endDevice(ctx)
+	}()
 	for attempt := 1; ; attempt++ {
 		var err error
 		if c.dropExisting {
@@ -32,6 +38,7 @@ func (r *runner) prepareFresh(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		r.holdDevice = c.dropExisting && attempt < prepareAttempts
 		err = r.sysbench(ctx)
 		if err == nil || !c.dropExisting || attempt == prepareAttempts || ctx.Err() != nil {
 			return err

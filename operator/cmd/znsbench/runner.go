@@ -15,7 +15,6 @@ import (
 
 	"github.com/zns-mysql/zns-mysql/operator/internal/benchresult"
 	"github.com/zns-mysql/zns-mysql/operator/internal/benchstat"
-	"github.com/zns-mysql/zns-mysql/operator/internal/blockstat"
 	"github.com/zns-mysql/zns-mysql/operator/internal/failreason"
 	"github.com/zns-mysql/zns-mysql/operator/internal/sysbench"
 )
@@ -40,6 +39,13 @@ type runner struct {
 	onStart func(*os.Process)
 	// keepInTail, when set, says which lines go into the tail a failure reports (all are streamed to the log).
 	keepInTail func(line string) bool
+
+	// devices measures the target's device over the phase; nil when there is none to measure.
+	devices     deviceSampler
+	deviceBegun bool
+	// holdDevice keeps sysbench from ending the device's measurement: prepareFresh ends it, once it knows the
+	// attempt is the last, so that an observer (which exits at /end) is still there for the next attempt.
+	holdDevice bool
 
 	outMu sync.Mutex // serialises writes to stdout and stderr
 	tail  *lineRing
@@ -190,7 +196,7 @@ func (r *runner) sysbench(ctx context.Context) error {
 		return err
 	}
 
-	before, haveBefore := r.sampleDevice()
+	r.beginDevice(ctx)
 	r.logf("running %s %s", c.sysbenchPath, strings.Join(args, " "))
 	r.sum.StartTime = r.now().UTC().Format(time.RFC3339Nano)
 	parser := sysbench.NewParser()
@@ -203,20 +209,13 @@ func (r *runner) sysbench(ctx context.Context) error {
 	}
 	waitErr := r.execStream(ctx, c.sysbenchPath, args, env, onStdout)
 	r.sum.EndTime = r.now().UTC().Format(time.RFC3339Nano)
-	after, haveAfter := r.sampleDevice()
+	var written int64 = -1
+	if !r.holdDevice {
+		written = r.endDevice(ctx)
+	}
 
 	res, parseErr := parser.Result()
 	r.fillRun(res)
-	var written int64 = -1
-	if haveBefore && haveAfter {
-		if w, err := writtenBetween(before, after); err != nil {
-			r.logf("device %s: %v; written bytes omitted", c.device, err)
-		} else {
-			written = w
-			r.sum.Device = c.device
-			r.sum.DeviceWrittenBytes = written
-		}
-	}
 
 	var fatal *sysbench.FatalError
 	switch {
@@ -332,39 +331,6 @@ func (r *runner) version(ctx context.Context) (sysbench.Version, error) {
 
 // slowProbe is when the version probe's time is worth a line: a process starts in about a second under emulation.
 const slowProbe = 5 * time.Second
-
-// sampleDevice reads the device's counters; a device that is not visible
-// (no --device, or not on this node) is not an error: the byte figures are
-// then left out of the summary.
-func (r *runner) sampleDevice() ([]blockstat.Stat, bool) {
-	if r.cfg.device == "" {
-		return nil, false
-	}
-	var sts []blockstat.Stat
-	for _, dev := range strings.Split(r.cfg.device, "+") {
-		st, err := blockstat.Sample(r.cfg.sysBlock, dev)
-		if err != nil {
-			r.logf("device %s not sampled (%v); written bytes omitted", dev, err)
-			return nil, false
-		}
-		sts = append(sts, st)
-	}
-	return sts, true
-}
-
-// writtenBetween is what the devices took between two samples, all together: a file system whose metadata is
-// on a device of its own (zoned XFS's) writes to both for the same transactions.
-func writtenBetween(before, after []blockstat.Stat) (int64, error) {
-	var written int64
-	for i := range after {
-		d, err := blockstat.Delta(before[i], after[i])
-		if err != nil {
-			return 0, err
-		}
-		written += int64(d.WrittenBytes())
-	}
-	return written, nil
-}
 
 // childEnv is the runner's environment without the password variables:
 // sysbench gets the password only the way --password-mode says.

@@ -74,6 +74,7 @@ func ycsbFlagSet(c *config, y *ycsbConfig) *flag.FlagSet {
 	fs.DurationVar(&c.connectTimeout, "connect-timeout", defaultConnectTimeout, "how long to retry connecting to the server before the load and the verify")
 	fs.StringVar(&c.driveDir, "drive-dir", "", "directory shared with the drive sidecar: wait (bounded) until it has read the drive before the phase starts")
 	fs.StringVar(&c.metricsURL, "metrics-url", "", "verify: the database pod's metrics sidecar, read for the usable capacity")
+	observerFlags(fs, c)
 	fs.StringVar(&c.usableSource, "usable-source", UsableStatfs, "verify: which figures of --metrics-url are the usable capacity: "+UsableStatfs+" or "+UsableZenFS)
 	return fs
 }
@@ -99,6 +100,10 @@ func ycsbMain(ctx context.Context, sub string, args []string, stdout, stderr io.
 	// connect, ensureDatabase and measureSize read the server from the sysbench spec.
 	c.spec.Host, c.spec.Port, c.spec.User, c.spec.DB = y.spec.Host, y.spec.Port, y.spec.User, y.spec.DB
 	c.spec.Threads = y.spec.Threads
+	if err := checkObserverFlags(c); err != nil {
+		fmt.Fprintf(stderr, "znsbench %s: %v\n", sub, err)
+		return 2
+	}
 	c.password = getenv(PasswordVar)
 	y.spec.Password = c.password != ""
 	if n := len([]rune(c.password)); n > 0 && n < minPasswordLength {
@@ -124,6 +129,7 @@ func ycsbMain(ctx context.Context, sub string, args []string, stdout, stderr io.
 	}
 	r := &runner{cfg: c, stdout: stdout, stderr: stderr, redact: newRedactor(c.password),
 		now: time.Now, sleep: sleepCtx, environ: os.Environ}
+	r.devices = r.newDeviceSampler()
 	return r.ycsbPhase(ctx, sub, y)
 }
 
@@ -206,7 +212,7 @@ func (r *runner) goYCSB(ctx context.Context, phase ycsb.Phase, y ycsbConfig) err
 			})
 		}
 	}
-	before, haveBefore := r.sampleDevice()
+	r.beginDevice(ctx)
 	r.logf("running %s %s", y.path, strings.Join(args, " "))
 	r.sum.StartTime = r.now().UTC().Format(time.RFC3339Nano)
 	parser := ycsb.NewParser()
@@ -215,18 +221,11 @@ func (r *runner) goYCSB(ctx context.Context, phase ycsb.Phase, y ycsbConfig) err
 		timer.Stop()
 	}
 	r.sum.EndTime = r.now().UTC().Format(time.RFC3339Nano)
-	after, haveAfter := r.sampleDevice()
+	written := r.endDevice(ctx)
 	res, parseErr := parser.Result()
 	fillYCSB(&r.sum, res)
-	if haveBefore && haveAfter {
-		if w, err := writtenBetween(before, after); err != nil {
-			r.logf("device %s: %v; written bytes omitted", c.device, err)
-		} else {
-			r.sum.Device, r.sum.DeviceWrittenBytes = c.device, w
-			if r.sum.Transactions > 0 {
-				r.sum.BytesPerTransaction = float64(w) / float64(r.sum.Transactions)
-			}
-		}
+	if written >= 0 && r.sum.Transactions > 0 {
+		r.sum.BytesPerTransaction = float64(written) / float64(r.sum.Transactions)
 	}
 	select {
 	case <-timeUp:

@@ -20,6 +20,9 @@ type Job struct {
 	Drive        *v1alpha1.DriveFigures
 	DrivePending bool
 	DriveEvents  []Emit
+	// ClientNode is the node the Job's pod ran on, DatabaseNode the node of the database's pod then ("" when
+	// either was not known): where a run's client ran is part of its result (spec.clients).
+	ClientNode, DatabaseNode string
 }
 
 // JobKey names a runner Job by what it does.

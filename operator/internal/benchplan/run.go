@@ -98,6 +98,7 @@ func Run(obs RunObserved) Plan {
 		res.Workload = b.Spec.RunWorkload(it)
 		res.Alone = alone != ""
 		ts.Iterations = append(ts.Iterations, res)
+		RecordClient(ts, b.Spec.ClientPlacement(), job.ClientNode, job.DatabaseNode)
 		RecordSize(ts, sum)
 		p.noteIgnoredErrors(ts, it, sum)
 	}

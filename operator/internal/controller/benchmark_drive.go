@@ -42,7 +42,7 @@ func (r *BenchmarkReconciler) driveView(ctx context.Context, b *v1alpha1.Benchma
 	if err := r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: resources.BenchJobName(b, phase, it, db.Name)}, job); err != nil {
 		return nil, false, nil, client.IgnoreNotFound(err)
 	}
-	pod, _, err := r.jobPod(ctx, b, job)
+	pod, err := r.sidecarPod(ctx, b, in, job)
 	if err != nil {
 		return nil, false, nil, err
 	}
@@ -61,6 +61,16 @@ func (r *BenchmarkReconciler) driveView(ctx context.Context, b *v1alpha1.Benchma
 		events = append(events, benchplan.Emit{Event: event.DriveCountersReset, Args: []any{db.Name, what, rep.CountersUnavailable}})
 	}
 	return benchplan.DriveFiguresOf(rep, transactions), false, events, nil
+}
+
+// sidecarPod is the pod whose drive sidecar read the phase: the runner's, or its observer's when the client ran
+// away from the device.
+func (r *BenchmarkReconciler) sidecarPod(ctx context.Context, b *v1alpha1.Benchmark, in resources.BenchJobInput, runner *batchv1.Job) (*corev1.Pod, error) {
+	if !resources.NeedsObserver(b, in) {
+		pod, _, err := r.jobPod(ctx, b, runner)
+		return pod, err
+	}
+	return r.newestPod(ctx, b.Namespace, resources.ObserverLabels(b, in.Phase, in.DB.Name, in.Iteration))
 }
 
 func phaseLabel(phase string, it int32) string {

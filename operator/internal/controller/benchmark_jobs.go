@@ -44,8 +44,26 @@ func (c ClientsetPodLogs) Read(ctx context.Context, namespace, pod, container st
 }
 
 // createJob is the CreateJob action of a decision: a Job the API server refuses fails its target (JobRejected).
+// A client away from its device gets its Job only once the observer on the device's node is ready.
 func (r *BenchmarkReconciler) createJob(ctx context.Context, b *v1alpha1.Benchmark, phase string, it int32, startAt time.Time, db *v1alpha1.ZNSDatabase) error {
-	sum, rejected, err := r.applyJob(ctx, b, phase, it, db, startAt)
+	in, err := r.jobInput(ctx, b, phase, it, db, startAt)
+	if err != nil {
+		return err
+	}
+	if resources.NeedsObserver(b, in) {
+		url, failure, err := r.observerURL(ctx, b, in)
+		switch {
+		case err != nil:
+			return err
+		case failure != "":
+			r.failTarget(b, targetStatus(b, db.Name), event.ObserverFailed, failreason.PodLost, failure)
+			return nil
+		case url == "":
+			return nil // its pod's changes bring the Benchmark back
+		}
+		in.ObserverURL = url
+	}
+	sum, rejected, err := r.applyJob(ctx, b, in)
 	if rejected {
 		r.failTarget(b, targetStatus(b, db.Name), event.JobRejected, sum.Reason, sum.Error)
 	}
@@ -55,15 +73,11 @@ func (r *BenchmarkReconciler) createJob(ctx context.Context, b *v1alpha1.Benchma
 // applyJob creates the Job of one phase for one target. rejected (with a summary that says why) when the API
 // server refuses it as invalid: only it can tell (say, requests above limits in spec.resources), and that is a
 // failed step, not a retry.
-func (r *BenchmarkReconciler) applyJob(ctx context.Context, b *v1alpha1.Benchmark, phase string, it int32, db *v1alpha1.ZNSDatabase, startAt time.Time) (benchresult.Summary, bool, error) {
-	in, err := r.jobInput(ctx, b, phase, it, db, startAt)
-	if err != nil {
-		return benchresult.Summary{}, false, err
-	}
+func (r *BenchmarkReconciler) applyJob(ctx context.Context, b *v1alpha1.Benchmark, in resources.BenchJobInput) (benchresult.Summary, bool, error) {
 	job := resources.BenchJob(b, in)
-	err = r.Apply(ctx, job, client.FieldOwner(FieldManager), client.ForceOwnership)
+	err := r.Apply(ctx, job, client.FieldOwner(FieldManager), client.ForceOwnership)
 	if apierrors.IsInvalid(err) {
-		return benchresult.Summary{Phase: phase, OK: false, Reason: failreason.JobRejected,
+		return benchresult.Summary{Phase: in.Phase, OK: false, Reason: failreason.JobRejected,
 			Error: fmt.Sprintf("the API server refused Job %s: %v", *job.Name, err)}, true, nil
 	}
 	return benchresult.Summary{}, false, err
@@ -229,19 +243,9 @@ func (r *BenchmarkReconciler) jobSummary(ctx context.Context, b *v1alpha1.Benchm
 }
 
 func (r *BenchmarkReconciler) jobPod(ctx context.Context, b *v1alpha1.Benchmark, job *batchv1.Job) (*corev1.Pod, *corev1.ContainerStateTerminated, error) {
-	pods := &corev1.PodList{}
-	if err := r.List(ctx, pods, client.InNamespace(b.Namespace), client.MatchingLabels(job.Spec.Template.Labels)); err != nil {
+	newest, err := r.newestPod(ctx, b.Namespace, job.Spec.Template.Labels)
+	if err != nil || newest == nil {
 		return nil, nil, err
-	}
-	var newest *corev1.Pod
-	for i := range pods.Items {
-		p := &pods.Items[i]
-		if newest == nil || newest.CreationTimestamp.Before(&p.CreationTimestamp) {
-			newest = p
-		}
-	}
-	if newest == nil {
-		return nil, nil, nil
 	}
 	for _, cs := range newest.Status.ContainerStatuses {
 		if cs.Name == resources.RunnerContainer && cs.State.Terminated != nil {

@@ -57,6 +57,9 @@ func (r *BenchmarkReconciler) observeRun(ctx context.Context, b *v1alpha1.Benchm
 			if err != nil {
 				return obs, err
 			}
+			if job.ClientNode, job.DatabaseNode, err = r.clientNodes(ctx, b, resources.BenchPhaseRun, it, db); err != nil {
+				return obs, err
+			}
 			if !job.DrivePending {
 				if err := r.readSeries(ctx, b, it, ts.Name, &obs); err != nil {
 					return obs, err

@@ -115,6 +115,10 @@ var (
 	SteadyStateFailed     = Event{corev1.EventTypeWarning, "SteadyStateFailed", "%s"}
 	// DriveCountersReset: a drive counter went backwards during a phase (the drive was reset or replaced).
 	DriveCountersReset = Event{corev1.EventTypeWarning, "DriveCountersReset", "target %s %s: %s"}
+	// ObserverStarting: a client away from its device waits for the observer on the device's node.
+	ObserverStarting = Event{corev1.EventTypeNormal, "ObserverStarting", "target %s %s: the client waits for observer pod %s on node %s: %s"}
+	// ObserverFailed: the observer of a client away from its device did not become ready; the target fails.
+	ObserverFailed = Event{corev1.EventTypeWarning, "ObserverFailed", "%s"}
 	// DriveFiguresMissing: the drive sidecar of a phase left no report.
 	DriveFiguresMissing = Event{corev1.EventTypeWarning, "DriveFiguresMissing", "target %s %s: %s"}
 	BenchmarkCompleted  = Event{corev1.EventTypeNormal, "Completed", "%s"}

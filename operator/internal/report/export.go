@@ -118,11 +118,13 @@ type ExportTarget struct {
 	// Zones is a zoned target's zone geometry.
 	Zones *v1alpha1.ZoneGeometry `json:"zones,omitempty"`
 	// Drive is the drive under the target, and SharesDriveWith the other targets on it.
-	Drive           string              `json:"drive,omitempty"`
-	SharesDriveWith []string            `json:"sharesDriveWith,omitempty"`
-	Mean            map[string]*float64 `json:"mean,omitempty"`
-	AcrossRuns      map[string]*float64 `json:"acrossRuns,omitempty"`
-	VsBaseline      map[string]*float64 `json:"vsBaseline,omitempty"`
+	Drive           string   `json:"drive,omitempty"`
+	SharesDriveWith []string `json:"sharesDriveWith,omitempty"`
+	// Client is where the target's run clients ran (spec.clients) and whether they shared its database's node.
+	Client     *v1alpha1.ClientNodes `json:"client,omitempty"`
+	Mean       map[string]*float64   `json:"mean,omitempty"`
+	AcrossRuns map[string]*float64   `json:"acrossRuns,omitempty"`
+	VsBaseline map[string]*float64   `json:"vsBaseline,omitempty"`
 	// Verdicts says whether each difference from the baseline is larger than the runs' noise.
 	Verdicts map[string]string  `json:"verdicts,omitempty"`
 	Notes    []string           `json:"notes,omitempty"`
@@ -288,7 +290,7 @@ func ToExport(d Data) Export {
 	}
 	for _, ts := range b.Status.Targets {
 		t := ExportTarget{Name: ts.Name, Stack: Stack(ts), Engine: ts.Engine, Storage: ts.Storage, State: string(ts.State),
-			Reason: ts.Reason, Message: ts.Message, Rows: ts.Rows, Zones: ts.Zones, Drive: ts.Drive, SharesDriveWith: ts.SharesDriveWith, Notes: ts.Notes, Size: ts.Size,
+			Reason: ts.Reason, Message: ts.Message, Rows: ts.Rows, Zones: ts.Zones, Drive: ts.Drive, SharesDriveWith: ts.SharesDriveWith, Client: ts.Client, Notes: ts.Notes, Size: ts.Size,
 			PreconditionDrive: exportDrive(ts.PreconditionDrive), PrepareDrive: exportDrive(ts.PrepareDrive),
 			DriveMean: exportDrive(ts.DriveMean), Capacity: exportCapacity(ts.Capacity), Fio: ts.Fio}
 		if t.PreconditionDrive != nil || t.PrepareDrive != nil || t.DriveMean != nil {

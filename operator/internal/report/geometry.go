@@ -83,3 +83,27 @@ func sharedDrives(w io.Writer, b *v1alpha1.Benchmark) {
 		fmt.Fprintf(w, "targets %s share drive %s: each one's figures include the others' load\n", strings.Join(on[d], ", "), d)
 	}
 }
+
+// clientsPlacement says where the run clients ran (spec.clients): which ran away from their databases, and which
+// shared their database's node, where the clients' threads took CPU from mysqld (on purpose with the default
+// placement, DatabaseNode; by the selector's choice otherwise).
+func clientsPlacement(w io.Writer, b *v1alpha1.Benchmark) {
+	var shared, away []string
+	for _, ts := range b.Status.Targets {
+		c := ts.Client
+		switch {
+		case c == nil:
+		case c.SharedNode:
+			shared = append(shared, ts.Name+" (on "+c.DatabaseNode+")")
+		case len(c.Nodes) > 0:
+			away = append(away, ts.Name+" (on "+strings.Join(c.Nodes, ", ")+", its database on "+dash(c.DatabaseNode)+")")
+		}
+	}
+	placement := b.Spec.ClientPlacement()
+	if len(away) > 0 {
+		fmt.Fprintf(w, "clients away from their databases (spec.clients %s): %s\n", placement, strings.Join(away, "; "))
+	}
+	if len(shared) > 0 {
+		fmt.Fprintf(w, "clients on their databases' nodes (spec.clients %s), competing with mysqld for its CPUs: %s\n", placement, strings.Join(shared, "; "))
+	}
+}

@@ -139,3 +139,37 @@ func TestReportSaysWhichTargetsShareADrive(t *testing.T) {
 		}
 	}
 }
+
+// The report says where clients ran: away from their databases, or sharing their nodes; nothing without a record.
+func TestReportSaysWhereClientsRan(t *testing.T) {
+	b := load(t, "pair")
+	var out bytes.Buffer
+	if err := Table(&out, b); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "clients ") {
+		t.Fatalf("client placement reported without any record:\n%s", out.String())
+	}
+	b.Spec.Clients = &v1alpha1.BenchmarkClients{Placement: v1alpha1.ClientsBySelector}
+	b.Status.Targets[0].Client = &v1alpha1.ClientNodes{Placement: v1alpha1.ClientsBySelector, Nodes: []string{"c1", "c2"}, DatabaseNode: "db1"}
+	b.Status.Targets[1].Client = &v1alpha1.ClientNodes{Placement: v1alpha1.ClientsBySelector, Nodes: []string{"db2"}, DatabaseNode: "db2", SharedNode: true}
+	out.Reset()
+	if err := Table(&out, b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"clients away from their databases (spec.clients Selector): myrocks (on c1, c2, its database on db1)\n",
+		"clients on their databases' nodes (spec.clients Selector), competing with mysqld for its CPUs: innodb (on db2)\n",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("no line %q in\n%s", want, out.String())
+		}
+	}
+	d, err := Collect(b, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := ToExport(d).Targets[1].Client; c == nil || !c.SharedNode {
+		t.Errorf("the export's client record of innodb: %+v", c)
+	}
+}

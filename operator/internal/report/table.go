@@ -144,6 +144,7 @@ func Table(w io.Writer, b *v1alpha1.Benchmark) error {
 		return err
 	}
 	sharedDrives(w, b)
+	clientsPlacement(w, b)
 	if err := runsTable(w, b); err != nil {
 		return err
 	}

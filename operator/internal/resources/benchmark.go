@@ -89,6 +89,9 @@ type BenchJobInput struct {
 	// Volume is the block device under a conventional database's volume, when its PersistentVolume is made
 	// of one (deviceid.OfLocalVolume): the run counts that device's writes, as it counts a zoned device's.
 	Volume deviceid.ID
+	// ObserverURL is the observer's address (http://IP:PORT) when the client runs away from the device
+	// (NeedsObserver): the runner asks it to read the device's counters in place of reading them itself.
+	ObserverURL string
 }
 
 // device is the block device whose writes a run of in counts, and its node; empty when there is none.
@@ -152,6 +155,10 @@ func RunnerArgs(b *v1alpha1.Benchmark, in BenchJobInput) []string {
 	if in.Phase == BenchPhasePrepare {
 		// A Benchmark prepares fresh tables: those of an earlier Benchmark on the same database go first.
 		args = append(args, "--create-database", "--drop-existing")
+		if in.ObserverURL != "" {
+			// the observer's drive sidecar reports the prepare's drive figures once the runner says it is over
+			args = append(args, "--observer", in.ObserverURL)
+		}
 	}
 	if in.Phase == BenchPhaseVerify && db.MetricsEnabled() {
 		// The usable capacity (status.targets[].capacity) comes from the database pod's metrics sidecar.
@@ -170,9 +177,7 @@ func RunnerArgs(b *v1alpha1.Benchmark, in BenchJobInput) []string {
 		if !in.StartAt.IsZero() {
 			args = append(args, "--start-at", in.StartAt.UTC().Format(time.RFC3339))
 		}
-		if dev := in.writtenDevices(); dev != "" {
-			args = append(args, "--device", dev)
-		}
+		args = append(args, in.deviceArgs()...)
 	}
 	return args
 }
@@ -200,10 +205,7 @@ func steadyArgs(b *v1alpha1.Benchmark, in BenchJobInput, args []string) []string
 		"--report-interval", strconv.Itoa(int(max(1, min(5, st.RoundSeconds/2)))),
 		"--histogram=false",
 	)
-	if dev := in.writtenDevices(); dev != "" {
-		args = append(args, "--device", dev)
-	}
-	return args
+	return append(args, in.deviceArgs()...)
 }
 
 // BenchJob runs one runner phase against one target. It runs once (no retries: a second sysbench run would
@@ -237,10 +239,7 @@ func BenchJob(b *v1alpha1.Benchmark, in BenchJobInput) *batchv1ac.JobApplyConfig
 			WithRunAsUser(BenchUID).
 			WithRunAsGroup(BenchUID).
 			WithSeccompProfile(corev1ac.SeccompProfile().WithType(corev1.SeccompProfileTypeRuntimeDefault)))
-	if dev := in.device(); dev.Node != "" {
-		spec.WithAffinity(corev1ac.Affinity().WithNodeAffinity(corev1ac.NodeAffinity().
-			WithRequiredDuringSchedulingIgnoredDuringExecution(hostnameSelector(dev.Node))))
-	}
+	spec.WithAffinity(clientAffinity(b, in))
 	if in.Phase == BenchPhasePrecondition {
 		// The datadir volume is ReadWriteOnce: the Job runs beside the database's pod, as the mysql user that
 		// owns the volume.
@@ -259,19 +258,12 @@ func BenchJob(b *v1alpha1.Benchmark, in BenchJobInput) *batchv1ac.JobApplyConfig
 	// The root filesystem is read-only; sysbench's config-file password mode writes a private file to /tmp.
 	spec.WithVolumes(corev1ac.Volume().WithName("tmp").WithEmptyDir(corev1ac.EmptyDirVolumeSource()))
 	c.WithVolumeMounts(corev1ac.VolumeMount().WithName("tmp").WithMountPath("/tmp"))
-	if PlanDrive(b, in).Sidecar() {
+	// away from the device, the sidecar is the observer's (ObserverJob)
+	if PlanDrive(b, in).Sidecar() && (!b.Spec.ClientsAway() || !clientPhase(in.Phase)) {
 		withDriveSidecar(b, in, spec, c)
 	}
 	spec.WithContainers(c)
-
-	deadline := int64(3600)
-	if in.Phase == BenchPhaseRun {
-		deadline = int64(b.Spec.DurationSeconds) + int64(b.Spec.StartDelaySeconds) + 600
-	} else if in.Phase == BenchPhaseSteady {
-		deadline = int64(b.Spec.SteadyState.RoundSeconds) + 600
-	} else if in.Phase == BenchPhasePrepare || in.Phase == BenchPhasePrecondition {
-		deadline = 24 * 3600 // a big prepare, or writing a whole drive twice, takes hours
-	}
+	deadline := benchJobDeadline(b, in.Phase)
 	return batchv1ac.Job(BenchJobName(b, in.Phase, in.Iteration, db.Name), b.Namespace).
 		WithLabels(labels).
 		WithOwnerReferences(BenchOwnerReference(b)).
@@ -279,6 +271,20 @@ func BenchJob(b *v1alpha1.Benchmark, in BenchJobInput) *batchv1ac.JobApplyConfig
 			WithBackoffLimit(0).
 			WithActiveDeadlineSeconds(deadline).
 			WithTemplate(corev1ac.PodTemplateSpec().WithLabels(labels).WithSpec(spec)))
+}
+
+// benchJobDeadline bounds a runner Job of phase: the run's length and common start with room, an hour for a
+// verify, a day for what writes a whole drive or loads big tables.
+func benchJobDeadline(b *v1alpha1.Benchmark, phase string) int64 {
+	switch phase {
+	case BenchPhaseRun:
+		return int64(b.Spec.DurationSeconds) + int64(b.Spec.StartDelaySeconds) + 600
+	case BenchPhaseSteady:
+		return int64(b.Spec.SteadyState.RoundSeconds) + 600
+	case BenchPhasePrepare, BenchPhasePrecondition:
+		return 24 * 3600
+	}
+	return 3600
 }
 
 // SeriesConfigMap keeps one run's interval series where kubectl can read it: JSON for programs and CSV for

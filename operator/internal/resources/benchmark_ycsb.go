@@ -121,6 +121,10 @@ func ycsbRunnerArgs(b *v1alpha1.Benchmark, in BenchJobInput) []string {
 		"--storage-engine", string(db.Spec.Engine),
 	}
 	switch in.Phase {
+	case BenchPhasePrepare:
+		if in.ObserverURL != "" {
+			args = append(args, "--observer", in.ObserverURL)
+		}
 	case BenchPhaseVerify:
 		if db.MetricsEnabled() {
 			args = append(args, "--metrics-url", MetricsURL(db), "--usable-source", UsableSource(db))
@@ -140,9 +144,7 @@ func ycsbRunnerArgs(b *v1alpha1.Benchmark, in BenchJobInput) []string {
 		if !in.StartAt.IsZero() {
 			args = append(args, "--start-at", in.StartAt.UTC().Format(time.RFC3339))
 		}
-		if dev := in.writtenDevices(); dev != "" {
-			args = append(args, "--device", dev)
-		}
+		args = append(args, in.deviceArgs()...)
 	}
 	return args
 }
