@@ -1,6 +1,7 @@
 package controller_test
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -206,4 +208,50 @@ func TestBenchmarkClientsAdmission(t *testing.T) {
 	if got := getBench(t, good).Spec.Clients.Placement; got != v1alpha1.ClientsOnDatabaseNode {
 		t.Errorf("spec.clients {} defaults placement to %q, want DatabaseNode", got)
 	}
+}
+
+// A client's pod that the scheduler cannot place (a node selector that matches no node) fails its target once it
+// has been stuck for three minutes, with the scheduler's words, instead of waiting out the Job's deadline.
+func TestBenchmarkClientUnschedulable(t *testing.T) {
+	requireEnv(t)
+	ns := newNamespace(t)
+	availableDBs(t, ns, "bench-node-cn")
+	b := benchmark(ns, "nowhere", "inno")
+	noPrepare(b)
+	b.Spec.Clients = &v1alpha1.BenchmarkClients{Placement: v1alpha1.ClientsBySelector,
+		NodeSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"pool": "nobody"}}}
+	create(t, b)
+	verify := &batchv1.Job{}
+	waitObject(t, client.ObjectKey{Namespace: ns, Name: "nowhere-verify-inno"}, verify)
+	pod := createJobPod(t, verify, "")
+	why := "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector."
+	pod.Status.Phase = corev1.PodPending
+	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
+		Message: why, LastTransitionTime: metav1.NewTime(time.Now().Add(-time.Minute))}}
+	if err := k8s.Status().Update(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	consistently(t, "no failure within the grace", 2*time.Second, func() error {
+		if ts := targetStatus(getBench(t, b), "inno"); ts.State == v1alpha1.TargetFailed {
+			return fmt.Errorf("inno failed after a minute unschedulable: %s", ts.Message)
+		}
+		return nil
+	})
+	pod.Status.Conditions[0].LastTransitionTime = metav1.NewTime(time.Now().Add(-4 * time.Minute))
+	if err := k8s.Status().Update(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	done := waitBenchPhase(t, b, v1alpha1.BenchmarkFailed)
+	if ts := targetStatus(done, "inno"); ts.Reason != "PodLost" || !strings.Contains(ts.Message, why) {
+		t.Errorf("inno: %s: %s, want PodLost with the scheduler's words", ts.Reason, ts.Message)
+	}
+	eventually(t, "the stuck client's Job deleted", func() error {
+		j := &batchv1.Job{}
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(verify), j); apierrors.IsNotFound(err) || err == nil && !j.DeletionTimestamp.IsZero() {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		return errors.New("still there")
+	})
 }

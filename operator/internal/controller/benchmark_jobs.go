@@ -132,7 +132,12 @@ func (r *BenchmarkReconciler) jobResult(ctx context.Context, b *v1alpha1.Benchma
 	}
 	finished, failed, _ := jobFinished(job)
 	if !finished {
-		return benchresult.Summary{}, false, true, nil
+		stalled, err := r.stalledJobPod(ctx, b, job)
+		if err != nil || stalled == "" {
+			return benchresult.Summary{}, false, true, err
+		}
+		// ended as failed: the decision fails the target, and stopping its Jobs deletes this one
+		return benchresult.Summary{Phase: phase, OK: false, Reason: failreason.PodLost, Error: stalled}, true, true, nil
 	}
 	sum, found, err := r.jobSummary(ctx, b, job)
 	if err != nil {

@@ -98,3 +98,30 @@ func (r *BenchmarkReconciler) clientNodes(ctx context.Context, b *v1alpha1.Bench
 	}
 	return clientNode, dbNode, nil
 }
+
+// jobPodStallGrace is how long a runner Job's pod may stay stuck (unschedulable, its image not pulled, its
+// container not created) before its target fails: long enough for a database pod that a pod affinity waits for
+// to come back after a restart, short against a phase's deadline of an hour or a day.
+const jobPodStallGrace = 3 * time.Minute
+
+// stalledJobPod says why a runner Job's pod cannot run, once it has been stuck for jobPodStallGrace ("" while it
+// is not, or not for that long): a clients' node selector that matches no node, an anti-affinity on a one-node
+// cluster, an image that is not there.
+func (r *BenchmarkReconciler) stalledJobPod(ctx context.Context, b *v1alpha1.Benchmark, job *batchv1.Job) (string, error) {
+	pod, err := r.newestPod(ctx, b.Namespace, job.Spec.Template.Labels)
+	if err != nil || pod == nil {
+		return "", err
+	}
+	p := podprogress.Describe(pod)
+	if !p.Stalled() {
+		return "", nil
+	}
+	since := pod.CreationTimestamp.Time
+	if c := podprogress.Condition(pod, corev1.PodScheduled); c != nil && c.Status == corev1.ConditionFalse && !c.LastTransitionTime.IsZero() {
+		since = c.LastTransitionTime.Time
+	}
+	if stuck := r.now().Sub(since); stuck < jobPodStallGrace {
+		return "", nil
+	}
+	return fmt.Sprintf("pod %s of Job %s %s (for %s)", pod.Name, job.Name, p.Message, r.now().Sub(since).Round(time.Second)), nil
+}
