@@ -146,16 +146,22 @@ func TestBenchmarkClientsOnOtherNodes(t *testing.T) {
 	}
 }
 
+// clientsInPool is a Benchmark of one target without a prepare, its clients on nodes labelled pool=pool.
+func clientsInPool(ns, name, target, pool string) *v1alpha1.Benchmark {
+	b := benchmark(ns, name, target)
+	noPrepare(b)
+	b.Spec.Clients = &v1alpha1.BenchmarkClients{Placement: v1alpha1.ClientsBySelector,
+		NodeSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"pool": pool}}}
+	return b
+}
+
 // An observer that cannot be scheduled fails its target with the scheduler's words, and a Warning Event; the
 // target's client is never created.
 func TestBenchmarkObserverUnschedulable(t *testing.T) {
 	requireEnv(t)
 	ns := newNamespace(t)
 	availableDBs(t, ns, "bench-node-cu")
-	b := benchmark(ns, "stuck", "tenant1")
-	noPrepare(b)
-	b.Spec.Clients = &v1alpha1.BenchmarkClients{Placement: v1alpha1.ClientsBySelector,
-		NodeSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"pool": "clients"}}}
+	b := clientsInPool(ns, "stuck", "tenant1", "clients")
 	create(t, b)
 	verifyAll(t, ns, "stuck", "tenant1")
 	obs := &batchv1.Job{}
@@ -216,10 +222,7 @@ func TestBenchmarkClientUnschedulable(t *testing.T) {
 	requireEnv(t)
 	ns := newNamespace(t)
 	availableDBs(t, ns, "bench-node-cn")
-	b := benchmark(ns, "nowhere", "inno")
-	noPrepare(b)
-	b.Spec.Clients = &v1alpha1.BenchmarkClients{Placement: v1alpha1.ClientsBySelector,
-		NodeSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"pool": "nobody"}}}
+	b := clientsInPool(ns, "nowhere", "inno", "nobody")
 	create(t, b)
 	verify := &batchv1.Job{}
 	waitObject(t, client.ObjectKey{Namespace: ns, Name: "nowhere-verify-inno"}, verify)
