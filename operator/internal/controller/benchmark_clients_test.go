@@ -155,8 +155,8 @@ func clientsInPool(ns, name, target, pool string) *v1alpha1.Benchmark {
 	return b
 }
 
-// An observer that cannot be scheduled fails its target with the scheduler's words, and a Warning Event; the
-// target's client is never created.
+// An observer that cannot be scheduled for three minutes fails its target with the scheduler's words, and a
+// Warning Event; the target's client is never created.
 func TestBenchmarkObserverUnschedulable(t *testing.T) {
 	requireEnv(t)
 	ns := newNamespace(t)
@@ -169,7 +169,7 @@ func TestBenchmarkObserverUnschedulable(t *testing.T) {
 	pod := createJobPod(t, obs, "")
 	pod.Status.Phase = corev1.PodPending
 	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
-		Message: "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector."}}
+		Message: "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector.", LastTransitionTime: metav1.NewTime(time.Now().Add(-4 * time.Minute))}}
 	if err := k8s.Status().Update(ctx, pod); err != nil {
 		t.Fatal(err)
 	}

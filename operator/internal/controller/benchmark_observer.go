@@ -46,10 +46,10 @@ func (r *BenchmarkReconciler) observerURL(ctx context.Context, b *v1alpha1.Bench
 	if finished, _, _ := jobFinished(job); finished || pod != nil && (pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded) {
 		return "", what + " ended before its client started: " + jobFailureReason(job), nil
 	}
-	progress := podprogress.Describe(pod)
-	if progress.Stalled() {
-		return "", what + " on the device's node " + progress.Message, nil
+	if stuck := r.stuckPod(pod); stuck != "" {
+		return "", what + " on the device's node: " + stuck, nil
 	}
+	progress := podprogress.Describe(pod)
 	if waited := r.now().Sub(job.CreationTimestamp.Time); waited > observerReadyTimeout {
 		return "", fmt.Sprintf("%s not ready %s after its creation: %s", what, waited.Round(time.Second), progress.Message), nil
 	}
@@ -99,29 +99,41 @@ func (r *BenchmarkReconciler) clientNodes(ctx context.Context, b *v1alpha1.Bench
 	return clientNode, dbNode, nil
 }
 
-// jobPodStallGrace is how long a runner Job's pod may stay stuck (unschedulable, its image not pulled, its
+// jobPodStallGrace is how long a runner's or an observer's pod may stay stuck (unschedulable, its image not pulled, its
 // container not created) before its target fails: long enough for a database pod that a pod affinity waits for
 // to come back after a restart, short against a phase's deadline of an hour or a day.
 const jobPodStallGrace = 3 * time.Minute
 
-// stalledJobPod says why a runner Job's pod cannot run, once it has been stuck for jobPodStallGrace ("" while it
-// is not, or not for that long): a clients' node selector that matches no node, an anti-affinity on a one-node
-// cluster, an image that is not there.
+// stalledJobPod says why a runner Job's pod cannot run (stuckPod): a clients' node selector that matches no
+// node, an anti-affinity on a one-node cluster, an image that is not there.
 func (r *BenchmarkReconciler) stalledJobPod(ctx context.Context, b *v1alpha1.Benchmark, job *batchv1.Job) (string, error) {
 	pod, err := r.newestPod(ctx, b.Namespace, job.Spec.Template.Labels)
-	if err != nil || pod == nil {
+	if err != nil {
 		return "", err
+	}
+	if stuck := r.stuckPod(pod); stuck != "" {
+		return fmt.Sprintf("pod %s of Job %s %s", pod.Name, job.Name, stuck), nil
+	}
+	return "", nil
+}
+
+// stuckPod says what keeps pod from running once it has been stuck for jobPodStallGrace (unschedulable, its
+// image not pulled, its container not created; podprogress's stalls), "" while it is not, or not for that long.
+func (r *BenchmarkReconciler) stuckPod(pod *corev1.Pod) string {
+	if pod == nil {
+		return ""
 	}
 	p := podprogress.Describe(pod)
 	if !p.Stalled() {
-		return "", nil
+		return ""
 	}
 	since := pod.CreationTimestamp.Time
 	if c := podprogress.Condition(pod, corev1.PodScheduled); c != nil && c.Status == corev1.ConditionFalse && !c.LastTransitionTime.IsZero() {
 		since = c.LastTransitionTime.Time
 	}
-	if stuck := r.now().Sub(since); stuck < jobPodStallGrace {
-		return "", nil
+	stuck := r.now().Sub(since)
+	if stuck < jobPodStallGrace {
+		return ""
 	}
-	return fmt.Sprintf("pod %s of Job %s %s (for %s)", pod.Name, job.Name, p.Message, r.now().Sub(since).Round(time.Second)), nil
+	return fmt.Sprintf("%s (for %s)", p.Message, stuck.Round(time.Second))
 }
