@@ -16,8 +16,8 @@
 # The password is never printed and never on a command line: SQL goes to the client on stdin.
 #
 # Environment: ZNS_MYSQL_FLAVOR (percona | mariadb; the image sets its own), MYSQL_ROOT_PASSWORD (needed to
-# initialise), ZNS_INIT_TIMEOUT (seconds the private server may take to come up, default 300: ZenFS mounts
-# and RocksDB recovery can be slow), ZNS_MARIADB_DATADIR_TEMPLATE (mariadb: an empty system schema to copy in
+# initialise), ZNS_INIT_TIMEOUT (seconds the private server may take to come up, default 900: ZenFS mounts
+# and RocksDB recovery can be slow, and under QEMU's emulation seven first starts at once took more than 300), ZNS_MARIADB_DATADIR_TEMPLATE (mariadb: an empty system schema to copy in
 # place of the install step, used when it holds .zns-template; default the image's
 # /usr/local/share/zns-mysql/mariadb-datadir; empty: always run mariadb-install-db). Runs as any uid that owns
 # the datadir's parent (999 in the images).
@@ -162,12 +162,14 @@ set_root_password() {
   "$server" "${server_args[@]}" "${extra[@]}" >&2 &
   server_pid=$!
 
-  local deadline=$((SECONDS + ${ZNS_INIT_TIMEOUT:-300}))
-  until "$client" --no-defaults --protocol=socket "--socket=$socket" -uroot -e 'SELECT 1' >/dev/null 2>&1 ||
+  # no client is started before the server has made its socket: under emulation each start costs about a
+  # second of CPU, taken from the server it waits for
+  local deadline=$((SECONDS + ${ZNS_INIT_TIMEOUT:-900}))
+  until [[ -S $socket ]] && { "$client" --no-defaults --protocol=socket "--socket=$socket" -uroot -e 'SELECT 1' >/dev/null 2>&1 ||
     MYSQL_PWD=$MYSQL_ROOT_PASSWORD "$client" --no-defaults --protocol=socket "--socket=$socket" -uroot \
-      -e 'SELECT 1' >/dev/null 2>&1; do
+      -e 'SELECT 1' >/dev/null 2>&1; }; do
     kill -0 "$server_pid" 2>/dev/null || { server_pid=""; die "the private server exited during initialisation (its log is above)"; }
-    ((SECONDS < deadline)) || die "the private server did not answer within ${ZNS_INIT_TIMEOUT:-300}s"
+    ((SECONDS < deadline)) || die "the private server did not answer within ${ZNS_INIT_TIMEOUT:-900}s"
     sleep 0.5
   done
 
