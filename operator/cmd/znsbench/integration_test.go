@@ -175,6 +175,23 @@ func realServer(t *testing.T, sb string, engine mycnf.Engine) {
 		t.Errorf("run: size %d (%s), after verify %d (%s)", run.summary.DataBytes, run.summary.DataBytesSource, ver.summary.DataBytes, ver.summary.DataBytesSource)
 	}
 
+	// The same run from "another node": the runner asks a real observer to read the device, as a client away
+	// from its database does; the figures are the observer's.
+	if dev != "" {
+		obs := startObserve(t, "--device="+dev, "--sys-block=/sys/block", "--target=real", "--phase=run")
+		away := invoke(pwEnv, "run", "--time=5", "--report-interval=1", "--observer="+obs.url)
+		mustOK(away, "run with --observer")
+		checkRunAgainstSysbench(t, away, dev)
+		if code := obs.exit(t); code != 0 {
+			t.Errorf("the observer exited %d after the run: %s", code, obs.stderr)
+		}
+		if sum := obs.summary(t); !sum.Sampled || sum.WrittenBytes == nil || *sum.WrittenBytes != away.summary.DeviceWrittenBytes {
+			t.Errorf("the observer's summary %+v, the runner's %d bytes", sum, away.summary.DeviceWrittenBytes)
+		}
+	} else {
+		t.Logf("the datadir is on no whole-disk device (overlay, tmpfs): the run with an observer needs one")
+	}
+
 	// Rows lost behind sysbench's back: verify fails and says where.
 	db = s.Open("sbtest")
 	if _, err := db.Exec("DELETE FROM sbtest2 WHERE id <= 37"); err != nil {
