@@ -15,7 +15,7 @@ type DeviceRequirements struct {
 	NodeSelector *metav1.LabelSelector `json:"nodeSelector,omitempty"`
 
 	// MinZones is the fewest zones the device may have. The file system's own floor applies anyway (ZenFS 32,
-	// zoned btrfs 7).
+	// zoned btrfs 8).
 	// +kubebuilder:validation:Minimum=0
 	// +optional
 	MinZones int64 `json:"minZones,omitempty"`
