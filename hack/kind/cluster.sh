@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# hack/kind/cluster.sh: a single-node kind cluster from the offline node image (no image registry needed).
+# hack/kind/cluster.sh: a kind cluster from the offline node image (no image registry needed): one node, or
+# with ZNS_KIND_WORKERS more.
 #
 #   hack/kind/cluster.sh up               build what is missing (node image, kind), create the cluster, wait
 #                                         for the node Ready, CoreDNS and the storage provisioner; prints the
@@ -42,7 +43,9 @@
 # Environment:
 #   ZNS_KIND_CLUSTER       cluster name (default zns-mysql)
 #   ZNS_KIND_NODE          auto (default), offline or upstream: where the node image comes from
-#   ZNS_KIND_DEVICES       space-separated host block devices to mount into the node, e.g. "/dev/nullb0"
+#   ZNS_KIND_DEVICES       space-separated host block devices to mount into the nodes, e.g. "/dev/nullb0"
+#   ZNS_KIND_WORKERS       worker nodes besides the control plane (default 0); the control plane keeps no taint,
+#                          and on the offline image each node's pod /24 is routed to it from the others
 #   ZNS_KIND_KUBECONFIG    kubeconfig to write (default <cache>/kind/<cluster>.kubeconfig)
 #   ZNS_KIND_WAIT          seconds to wait for the node, CoreDNS and storage (default 300)
 #   ZNS_KIND_KEEP_FAILED   1: keep the node container of a failed `up` for debugging
@@ -63,6 +66,8 @@ CLUSTER=${ZNS_KIND_CLUSTER:-zns-mysql}
 [[ "$CLUSTER" =~ ^[a-z0-9][a-z0-9.-]*$ ]] || die "ZNS_KIND_CLUSTER '${CLUSTER}' is not a valid kind cluster name"
 NODE="${CLUSTER}-control-plane"
 WAIT=${ZNS_KIND_WAIT:-300}
+WORKERS=${ZNS_KIND_WORKERS:-0}
+[[ "$WORKERS" =~ ^[0-8]$ ]] || die "ZNS_KIND_WORKERS must be a number of worker nodes from 0 to 8, not '${WORKERS}'"
 [[ "$WAIT" =~ ^[0-9]+$ ]] || die "ZNS_KIND_WAIT must be a number of seconds"
 NODE_SOURCE=${ZNS_KIND_NODE:-auto}
 [[ "$NODE_SOURCE" =~ ^(auto|offline|upstream)$ ]] || die "ZNS_KIND_NODE must be auto, offline or upstream, not '${NODE_SOURCE}'"
@@ -87,7 +92,7 @@ KUBECONFIG_PATH=${ZNS_KIND_KUBECONFIG:-${ROOT}/${CLUSTER}.kubeconfig}
 KUBECTL=""
 KIND=""
 
-usage() { sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 SUDO=()
 need_root() {
@@ -250,7 +255,7 @@ write_config() {
   [[ "$image" != "$UPSTREAM_IMAGE" ]] && offline=true
   ((CGROUP_V1 && K8S_MINOR >= 35)) && cgroup_v1=true
   (cd "$REPO_ROOT" && go run ./hack/kindconfig -name "$CLUSTER" -image "$image" -offline="$offline" \
-    -devices "${ZNS_KIND_DEVICES:-}" -dropped-caps "$DROP_CAPS" -cgroup-v1="$cgroup_v1") >"$file"
+    -devices "${ZNS_KIND_DEVICES:-}" -workers "$WORKERS" -dropped-caps "$DROP_CAPS" -cgroup-v1="$cgroup_v1") >"$file"
 }
 
 snapshotter_env() {
@@ -340,6 +345,33 @@ wait_node() {
     return 1
   }
 }
+nodes_ready() {
+  [[ "$(kc get nodes --no-headers 2>/dev/null | awk '$2 == "Ready"' | wc -l)" -eq $((WORKERS + 1)) ]]
+}
+wait_workers() {
+  wait_for "$((WORKERS + 1)) nodes Ready" nodes_ready || { kc get nodes -o wide >&2 || true; return 1; }
+}
+# route_pods: on the offline image each node's pods live on the /24 its CNI config names
+# (hack/kind/node/zns-cni-config.sh); every other node gets a route to it through that node's address.
+route_pods() {
+  local n nodes=() ips=() subnets=() i j
+  mapfile -t nodes < <(docker ps --filter "label=io.x-k8s.kind.cluster=${CLUSTER}" --format '{{.Names}}' | sort)
+  for n in "${nodes[@]}"; do
+    ips+=("$(docker inspect -f '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}' "$n")")
+    subnets+=("$(docker exec "$n" jq -r '.plugins[0].ipam.ranges[0][0].subnet' /etc/cni/net.d/10-zns-ptp.conflist)") ||
+      { log "node ${n} has no zns-ptp CNI config"; return 1; }
+  done
+  [[ "$(printf '%s\n' "${subnets[@]}" | sort -u | wc -l)" -eq ${#nodes[@]} ]] ||
+    { log "two nodes have the same pod subnet: ${nodes[*]}: ${subnets[*]}"; return 1; }
+  for i in "${!nodes[@]}"; do
+    for j in "${!nodes[@]}"; do
+      ((i == j)) && continue
+      docker exec "${nodes[$i]}" ip route replace "${subnets[$j]}" via "${ips[$j]}" ||
+        { log "cannot route ${subnets[$j]} via ${ips[$j]} on ${nodes[$i]}"; return 1; }
+    done
+    log "${nodes[$i]} (${ips[$i]}): pods on ${subnets[$i]}"
+  done
+}
 coredns_ready() { [[ "$(kc -n kube-system get deployment coredns -o jsonpath='{.status.readyReplicas}')" -ge 1 ]]; }
 storage_ready() {
   [[ "$(kc -n local-path-storage get deployment local-path-provisioner -o jsonpath='{.status.readyReplicas}')" -ge 1 ]] &&
@@ -367,7 +399,7 @@ cmd_up() {
   step "kubectl" get_kubectl "$image"
   step "probe docker --privileged" probe_privileged "$image"
   if cluster_exists; then
-    if node_running && node_ready; then
+    if node_running && node_ready && nodes_ready; then
       local running current
       running=$(docker inspect -f '{{.Image}}' "$NODE" 2>/dev/null || true)
       current=$(docker image inspect -f '{{.Id}}' "$image" 2>/dev/null || true)
@@ -386,6 +418,10 @@ cmd_up() {
   snapshotter_env
   step "kind create cluster" create_cluster
   step "node Ready" wait_node
+  if ((WORKERS > 0)); then
+    step "all nodes Ready" wait_workers
+    [[ "$image" == "$UPSTREAM_IMAGE" ]] || step "pod routes between the nodes" route_pods
+  fi
   step "CoreDNS ready" wait_coredns
   step "storage provisioner ready" wait_storage
   kc get nodes -o wide >&2

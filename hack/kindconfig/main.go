@@ -17,9 +17,13 @@ import (
 // Options are what decide the configuration.
 type Options struct {
 	Name, Image string
-	// Offline is the node image built here, whose CNI is its own (ptp + host-local on the node's podCIDR): no
-	// kindnetd.
+	// Offline is the node image built here, whose CNI is its own (ptp + host-local on a /24 of the pod subnet
+	// named by the node's address; hack/kind/node/zns-cni-config.sh): no kindnetd.
 	Offline bool
+	// Workers are the nodes besides the control plane, for tests across nodes (databases on some, clients on
+	// another). They carry the same devices; the control plane then keeps no taint, as on one node, so that
+	// what runs on a one-node cluster still fits there.
+	Workers int
 	// Devices are mounted into the node at the same paths: the operator expects the host's device paths.
 	Devices []string
 	// DroppedCaps are capabilities the Docker host withholds from containers (as rootless kind's): containers
@@ -61,16 +65,22 @@ func Config(o Options) ([]byte, error) {
 	}
 	c := cluster{Kind: "Cluster", APIVersion: "kind.x-k8s.io/v1alpha4", Name: o.Name}
 	c.Networking.DisableDefaultCNI = o.Offline
-	// the offline image's CNI serves the node's podCIDR, the first /24 of this subnet
+	// the offline image's CNI gives each node a /24 of this subnet
 	c.Networking.PodSubnet, c.Networking.ServiceSubnet = "10.244.0.0/16", "10.96.0.0/16"
-	n := node{Role: "control-plane", Image: o.Image}
+	if o.Workers < 0 || o.Workers > 8 {
+		return nil, fmt.Errorf("%d workers: 0 to 8", o.Workers)
+	}
+	var mounts []mount
 	for _, d := range o.Devices {
 		if !strings.HasPrefix(d, "/dev/") {
 			return nil, fmt.Errorf("device %q: a path under /dev", d)
 		}
-		n.ExtraMounts = append(n.ExtraMounts, mount{d, d})
+		mounts = append(mounts, mount{d, d})
 	}
-	c.Nodes = []node{n}
+	c.Nodes = []node{{Role: "control-plane", Image: o.Image, ExtraMounts: mounts}}
+	for range o.Workers {
+		c.Nodes = append(c.Nodes, node{Role: "worker", Image: o.Image, ExtraMounts: mounts})
+	}
 	containerd := "[plugins.\"io.containerd.grpc.v1.cri\"]\n  device_ownership_from_security_context = true"
 	if len(o.DroppedCaps) > 0 {
 		containerd += "\n  # no CAP_" + strings.Join(o.DroppedCaps, ", CAP_") +
@@ -78,7 +88,11 @@ func Config(o Options) ([]byte, error) {
 	}
 	c.ContainerdConfigPatches = []string{containerd}
 	if o.CgroupV1OptIn {
-		c.KubeadmConfigPatches = []string{"kind: KubeletConfiguration\nfailCgroupV1: false\n"}
+		c.KubeadmConfigPatches = append(c.KubeadmConfigPatches, "kind: KubeletConfiguration\nfailCgroupV1: false\n")
+	}
+	if o.Workers > 0 {
+		// kind taints the control plane once it has workers; an empty list keeps kubeadm from it
+		c.KubeadmConfigPatches = append(c.KubeadmConfigPatches, "kind: InitConfiguration\nnodeRegistration:\n  taints: []\n")
 	}
 	out, err := yaml.Marshal(c)
 	if err != nil {
@@ -106,6 +120,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fl.BoolVar(&o.Offline, "offline", false, "the offline node image (hack/kind/build-node-image.sh): no kindnetd")
 	fl.StringVar(&devices, "devices", "", "space-separated devices to mount into the node at their host paths")
 	fl.StringVar(&caps, "dropped-caps", "", "space-separated capabilities the Docker host withholds (SYS_RESOURCE ...)")
+	fl.IntVar(&o.Workers, "workers", 0, "worker nodes besides the control plane (0: a one-node cluster)")
 	fl.BoolVar(&o.CgroupV1OptIn, "cgroup-v1", false, "the kubelet may run on this cgroup v1 host (Kubernetes >= 1.35 refuses it otherwise)")
 	if err := fl.Parse(args); err != nil {
 		return err

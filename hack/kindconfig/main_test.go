@@ -61,9 +61,48 @@ func TestUpstreamNodeWithoutExtras(t *testing.T) {
 	for want, o := range map[string]Options{
 		"a cluster name and a node image are needed": {Image: "x"},
 		`device "nullb0": a path under /dev`:         {Name: "c", Image: "x", Devices: []string{"nullb0"}},
+		"-1 workers: 0 to 8":                         {Name: "c", Image: "x", Workers: -1},
 	} {
 		if _, err := Config(o); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%+v: %v, want %q", o, err, want)
 		}
+	}
+}
+
+// Two workers: three nodes with the same image and devices, and a control plane without kind's taint.
+func TestWorkers(t *testing.T) {
+	var out bytes.Buffer
+	if err := run([]string{"-name", "c", "-image", "img", "-offline", "-devices", "/dev/loop3", "-workers", "2"}, &out, &out); err != nil {
+		t.Fatal(err)
+	}
+	want := `kubeadmConfigPatches:
+- |
+  kind: InitConfiguration
+  nodeRegistration:
+    taints: []
+name: c
+networking:
+  disableDefaultCNI: true
+  podSubnet: 10.244.0.0/16
+  serviceSubnet: 10.96.0.0/16
+nodes:
+- extraMounts:
+  - containerPath: /dev/loop3
+    hostPath: /dev/loop3
+  image: img
+  role: control-plane
+- extraMounts:
+  - containerPath: /dev/loop3
+    hostPath: /dev/loop3
+  image: img
+  role: worker
+- extraMounts:
+  - containerPath: /dev/loop3
+    hostPath: /dev/loop3
+  image: img
+  role: worker
+`
+	if got := out.String(); !strings.HasSuffix(got, want) {
+		t.Errorf("got:\n%s\nwant it to end with:\n%s", got, want)
 	}
 }

@@ -38,6 +38,9 @@ type Config struct {
 	// KindCluster, KindNode: the cluster this run creates (defaults zns-test, offline).
 	KindCluster string `env:"ZNS_KIND_CLUSTER"`
 	KindNode    string `env:"ZNS_KIND_NODE"`
+	// KindWorkers: the worker nodes of that cluster besides its control plane (default 2: the e2e suite's
+	// databases on two nodes and its clients on a third).
+	KindWorkers int `env:"ZNS_KIND_WORKERS"`
 	// GoYCSB: a go-ycsb binary for TestYCSBRealServer; unset, the bench image's is used when there is one.
 	GoYCSB string `env:"GO_YCSB"`
 	// ProgressEvery: the interval of the "still running" lines.
@@ -59,8 +62,9 @@ Stages (each announced with the time since the start; their timings are in $ZNS_
                              $ZNS_CACHE_DIR/last-test-logs/NAME.log
   5 waiting for them         with their progress; meanwhile zloop.ko for the guest's kernel when it needs one
   6 tests                    pure Go, real MariaDB on loopback, envtest, chart, QEMU guest, images
-  7 end to end               a kind cluster of its own (a loop device for the refusal test when root), the
-                             images loaded, test/e2e but the zoned node's tests, then the cluster deleted
+  7 end to end               a kind cluster of its own, three nodes (when root, loop devices: one for the
+                             refusal test, one on each worker for the databases across nodes), the images
+                             loaded, test/e2e but the zoned node's tests, then the cluster deleted
   8 zoned end to end         a Kubernetes node with zoned devices in the QEMU guest (hack/qemu/zoned-node.sh),
                              the e2e tests that need it (test/e2e's ZonedNodeTests)
 Tests 6 to 8 end in one summary (hack/testsummary): "N passed, N failed, N skipped", every skip with what it
@@ -91,6 +95,8 @@ Environment:
   ZLOOP_MODULE             a zloop.ko for the QEMU guest's kernel, used instead of building one
   ZNS_KIND_CLUSTER         the kind cluster this run creates (default zns-test)
   ZNS_KIND_NODE            where its node image comes from (default offline: the one stage 4 builds)
+  ZNS_KIND_WORKERS         its worker nodes besides the control plane (default 2; 0 to 8); with fewer than 2
+                           the e2e test across nodes skips and says so
   GO_YCSB                  the go-ycsb of TestYCSBRealServer (default: the bench image's, when it was built)
   ZNS_PROGRESS_EVERY       seconds between two "still running" lines of a long step (default 30)
   ZNS_CACHE_DIR            cache root (default $XDG_CACHE_HOME/zns-mysql, else ~/.cache/zns-mysql)
@@ -98,7 +104,8 @@ Environment:
 What the run sets for the commands it runs:
   ZNS_E2E=1, ZNS_E2E_KUBECONFIG, ZNS_E2E_TAG          the cluster of stage 7 (hack/qemu/zoned-node.sh env:
                                                       the zoned node's in stage 8)
-  ZNS_KIND_CLUSTER, ZNS_KIND_NODE, ZNS_KIND_DEVICES, ZNS_E2E_CONVENTIONAL_DEVICE   its own cluster's
+  ZNS_KIND_CLUSTER, ZNS_KIND_NODE, ZNS_KIND_WORKERS, ZNS_KIND_DEVICES,  its own cluster's
+  ZNS_E2E_CONVENTIONAL_DEVICE, ZNS_E2E_NODE_DEVICES
   KUBEBUILDER_ASSETS, ZNS_HELM                        the Kubernetes binaries and helm stage 4 built
   ZLOOP_MODULE, or ZNS_ZLOOP_MODULE_ERROR             the zloop.ko stage 5 built, or why it could not
   GO_YCSB                                             the bench image's go-ycsb
@@ -158,6 +165,14 @@ func parseConfig(getenv func(string) string) (Config, error) {
 			return c, fmt.Errorf("ZNS_TEST_BUDGET_MIN=%s: give the run's limit in whole minutes (88)", v)
 		}
 		c.BudgetMin = n
+	}
+	c.KindWorkers = 2
+	if v := getenv("ZNS_KIND_WORKERS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > 8 {
+			return c, fmt.Errorf("ZNS_KIND_WORKERS=%s: give the test cluster's worker nodes, 0 to 8 (2)", v)
+		}
+		c.KindWorkers = n
 	}
 	c.ProgressEvery = 30 * time.Second
 	if v := getenv("ZNS_PROGRESS_EVERY"); v != "" {

@@ -17,7 +17,7 @@ func TestParseConfigDefaults(t *testing.T) {
 	}
 	want := Config{CacheRoot: "/home/u/.cache/zns-mysql", GoTestFlags: []string{"-count=1"}, TestTimeout: "45m",
 		E2ETimeout: "40m", ZonedE2ETimeout: "75m", BudgetMin: -1, KindCluster: "zns-test", KindNode: "offline",
-		ProgressEvery: 30 * time.Second}
+		KindWorkers: 2, ProgressEvery: 30 * time.Second}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("got  %+v\nwant %+v", c, want)
 	}
@@ -29,7 +29,7 @@ func TestParseConfigReadsEveryKnob(t *testing.T) {
 		"ZNS_TEST_KEEP_CLUSTER": "1", "ZNS_REQUIRE_QEMU": "1", "ZNS_REQUIRE_IMAGES": "1", "ZNS_REQUIRE_E2E": "1",
 		"GO_TEST_FLAGS": "-count=1  -v\t-race\n-ignored -on -the -second -line", "TEST_TIMEOUT": "1h",
 		"E2E_TIMEOUT": "90s", "ZONED_E2E_TIMEOUT": "1h30m", "ZNS_TEST_BUDGET_MIN": "88", "ZLOOP_MODULE": "/z.ko",
-		"ZNS_KIND_CLUSTER": "zns-ci", "ZNS_KIND_NODE": "upstream", "GO_YCSB": "/y", "ZNS_PROGRESS_EVERY": "0.5",
+		"ZNS_KIND_CLUSTER": "zns-ci", "ZNS_KIND_NODE": "upstream", "ZNS_KIND_WORKERS": "0", "GO_YCSB": "/y", "ZNS_PROGRESS_EVERY": "0.5",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -37,7 +37,7 @@ func TestParseConfigReadsEveryKnob(t *testing.T) {
 	want := Config{CacheRoot: "/c", E2EOff: true, E2EKubeconfig: "/k", KeepCluster: true, RequireQEMU: true,
 		RequireImages: true, RequireE2E: true, GoTestFlags: []string{"-count=1", "-v", "-race"}, TestTimeout: "1h",
 		E2ETimeout: "90s", ZonedE2ETimeout: "1h30m", BudgetMin: 88, ZloopModule: "/z.ko", KindCluster: "zns-ci",
-		KindNode: "upstream", GoYCSB: "/y", ProgressEvery: 500 * time.Millisecond}
+		KindNode: "upstream", KindWorkers: 0, GoYCSB: "/y", ProgressEvery: 500 * time.Millisecond}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("got  %+v\nwant %+v", c, want)
 	}
@@ -74,7 +74,7 @@ func TestParseConfigRefusesNamingTheKnob(t *testing.T) {
 	for _, kv := range [][2]string{
 		{"ZONED_E2E_TIMEOUT", "abc"}, {"ZONED_E2E_TIMEOUT", "75"}, {"TEST_TIMEOUT", "45 m"}, {"E2E_TIMEOUT", "-1m"},
 		{"ZNS_TEST_BUDGET_MIN", "1.5"}, {"ZNS_TEST_BUDGET_MIN", "-3"}, {"ZNS_TEST_BUDGET_MIN", "88m"},
-		{"ZNS_PROGRESS_EVERY", "0"}, {"ZNS_PROGRESS_EVERY", "soon"},
+		{"ZNS_PROGRESS_EVERY", "0"}, {"ZNS_PROGRESS_EVERY", "soon"}, {"ZNS_KIND_WORKERS", "9"}, {"ZNS_KIND_WORKERS", "two"},
 	} {
 		_, err := parseConfig(getenv(map[string]string{"HOME": "/h", kv[0]: kv[1]}))
 		if err == nil || !strings.HasPrefix(err.Error(), kv[0]+"="+kv[1]+": ") {

@@ -54,7 +54,7 @@ echo "building the guest" >&2; echo /fake/guest`,
 	"hack/qemu/build-zloop-module.sh": `echo "build-zloop-module $*" >>"$CALLS"; echo "build-zloop-module: built" >&2; echo /fake/zloop.ko`,
 	"hack/images/build.sh":            `echo "images $*" >>"$CALLS"; echo "built the images"`,
 	"hack/kind/build-node-image.sh":   `echo "node-image" >>"$CALLS"; echo "built the node image"`,
-	"hack/kind/cluster.sh": `echo "cluster $1 $ZNS_KIND_CLUSTER node=$ZNS_KIND_NODE" >>"$CALLS"
+	"hack/kind/cluster.sh": `echo "cluster $1 $ZNS_KIND_CLUSTER node=$ZNS_KIND_NODE workers=$ZNS_KIND_WORKERS" >>"$CALLS"
 if [ "$1" = up ]; then [ "${FAKE_CLUSTER_UP:-0}" = 0 ] || { echo "kind: no cluster" >&2; exit 1; }; echo /fake/kind.kubeconfig; fi`,
 	"hack/kind/load-images.sh": `echo "load-images $*" >>"$CALLS"; echo faketag`,
 	"hack/qemu/zoned-node.sh": `echo "zoned-node $1 owner=$ZNS_NODE_OWNER" >>"$CALLS"

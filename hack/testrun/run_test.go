@@ -132,11 +132,11 @@ func TestRunOwnClusterAndZonedNode(t *testing.T) {
 	want := []string{
 		"kubernetes node",
 		"go-test -json -count=1 -timeout 45m example.com/a example.com/b | ZNS_E2E=unset ZNS_E2E_ZONED_NODE=unset ZNS_E2E_KUBECONFIG=unset ZNS_HELM=/fake/helm KUBEBUILDER_ASSETS=/fake/assets-node ZLOOP_MODULE=/fake/zloop.ko ZNS_REQUIRE_E2E=unset",
-		"cluster up zns-test node=offline",
+		"cluster up zns-test node=offline workers=2",
 		"load-images bench mariadb operator",
 		"go-test -json -count=1 -timeout 40m -skip " + zonedPattern + " ./test/e2e/ | ZNS_E2E=1 ZNS_E2E_ZONED_NODE=unset ZNS_E2E_KUBECONFIG=/fake/kind.kubeconfig ZNS_HELM=/fake/helm KUBEBUILDER_ASSETS=unset ZLOOP_MODULE=/fake/zloop.ko ZNS_REQUIRE_E2E=unset",
 		// the kind node would take CPU from the emulated one
-		"cluster down zns-test node=offline",
+		"cluster down zns-test node=offline workers=2",
 		"zoned-node down " + owner,
 		"zoned-node up " + owner,
 		"zoned-node env " + owner,
@@ -161,7 +161,10 @@ func TestRunOwnClusterAndZonedNode(t *testing.T) {
 		t.Errorf("build-zloop-module.sh: %v", got)
 	}
 	if os.Geteuid() == 0 {
-		contains(t, "stdout", out, "test: no loop device (losetup: cannot find an unused loop device): the e2e refusal test will skip and say so\n")
+		contains(t, "stdout", out, "test: no loop device (losetup: cannot find an unused loop device): the e2e tests that need one will skip and say so\n")
+		if n := strings.Count(out, "test: no loop device"); n != 1 {
+			t.Errorf("%d lines say there is no loop device, want 1: the others are not tried", n)
+		}
 		if left, _ := os.ReadDir(r.loopDir); len(left) != 0 {
 			t.Errorf("the loop device's file is left: %v", left)
 		}

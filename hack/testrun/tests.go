@@ -98,12 +98,28 @@ func (r *runner) e2eOnKind(note func(int)) error {
 // did not come up (what failed said why).
 func (r *runner) ownCluster() bool {
 	cluster := r.cfg.KindCluster
-	r.env.Set("ZNS_KIND_CLUSTER", cluster, "ZNS_KIND_NODE", r.cfg.KindNode)
-	// A conventional block device for the refusal test (this kernel has no zoned ones): a loop device over a
-	// file whose first MiB is random, so that any write to it shows. It must exist before the cluster: a kind
-	// node keeps a static copy of /dev. Root only; the test says what it needs and skips otherwise.
+	r.env.Set("ZNS_KIND_CLUSTER", cluster, "ZNS_KIND_NODE", r.cfg.KindNode, "ZNS_KIND_WORKERS", strconv.Itoa(r.cfg.KindWorkers))
+	// Block devices, which must exist before the cluster (a kind node keeps a static copy of /dev): one for the
+	// refusal test, whose first MiB is random so that any write to it shows, and an empty one on each of two
+	// workers for the databases across nodes. Loop devices: root only; the tests say what they need and skip
+	// otherwise.
 	if _, err := exec.LookPath("losetup"); err == nil && os.Geteuid() == 0 {
-		r.loopDevice(cluster)
+		var devs, onNodes []string
+		workers := workerNames(cluster, min(r.cfg.KindWorkers, 2))
+		if dev := r.loopDevice(128<<20, true); dev != "" {
+			devs = append(devs, dev)
+			r.env.Set("ZNS_E2E_CONVENTIONAL_DEVICE", cluster+"-control-plane:"+strings.TrimPrefix(dev, "/dev/"))
+		} else {
+			workers = nil // the next would fail alike
+		}
+		for _, worker := range workers {
+			// a database on ext4 needs 512 MiB of device (the preflight's floor); sparse, it takes what is written
+			if dev := r.loopDevice(1<<30, false); dev != "" {
+				devs = append(devs, dev)
+				onNodes = append(onNodes, worker+":"+strings.TrimPrefix(dev, "/dev/"))
+			}
+		}
+		r.env.Set("ZNS_KIND_DEVICES", strings.Join(devs, " "), "ZNS_E2E_NODE_DEVICES", strings.Join(onNodes, " "))
 	}
 	r.cluster = r.cleanups.add("the kind cluster", func() { r.deleteCluster(cluster) })
 	kubeconfig, rc := r.output(r.cmd(nil, "hack/kind/cluster.sh", "up"))
@@ -116,6 +132,19 @@ func (r *runner) ownCluster() bool {
 	}
 	r.env.Set("ZNS_E2E", "1", "ZNS_E2E_KUBECONFIG", kubeconfig, "ZNS_E2E_TAG", tag)
 	return true
+}
+
+// workerNames are kind's names for the first n workers of cluster: c-worker, c-worker2, ...
+func workerNames(cluster string, n int) []string {
+	var names []string
+	for i := 1; i <= n; i++ {
+		suffix := ""
+		if i > 1 {
+			suffix = strconv.Itoa(i)
+		}
+		names = append(names, cluster+"-worker"+suffix)
+	}
+	return names
 }
 
 // deleteCluster deletes the kind cluster the run created, unless ZNS_TEST_KEEP_CLUSTER=1.
@@ -132,12 +161,13 @@ func (r *runner) deleteCluster(cluster string) {
 	}
 }
 
-// loopDevice sets up the refusal test's loop device, its file and their cleanups.
-func (r *runner) loopDevice(cluster string) {
+// loopDevice attaches a loop device of size bytes over a new sparse file, its first MiB random when marked (any
+// write to it then shows), and registers their cleanups; "" when it could not, having said why.
+func (r *runner) loopDevice(size int64, marked bool) string {
 	f, err := os.CreateTemp(r.loopDir, "zns-test-loop.")
 	if err != nil {
-		r.logf("no loop device (%v): the e2e refusal test will skip and say so", err)
-		return
+		r.logf("no loop device (%v): the e2e tests that need one will skip and say so", err)
+		return ""
 	}
 	file := f.Name()
 	r.cleanups.add("the loop device's file", func() {
@@ -145,20 +175,19 @@ func (r *runner) loopDevice(cluster string) {
 			os.Remove(file)
 		}
 	})
-	random := make([]byte, 1<<20)
-	_, err = rand.Read(random)
-	if err == nil {
-		err = f.Truncate(128 << 20)
-	}
-	if err == nil {
-		_, err = f.WriteAt(random, 0)
+	err = f.Truncate(size)
+	if marked && err == nil {
+		random := make([]byte, 1<<20)
+		if _, err = rand.Read(random); err == nil {
+			_, err = f.WriteAt(random, 0)
+		}
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		r.logf("no loop device (%s: %v): the e2e refusal test will skip and say so", file, err)
-		return
+		r.logf("no loop device (%s: %v): the e2e tests that need one will skip and say so", file, err)
+		return ""
 	}
 	var out bytes.Buffer
 	c := r.cmd(nil, "losetup", "-f", "--show", file)
@@ -166,8 +195,8 @@ func (r *runner) loopDevice(cluster string) {
 	rc := r.run(c)
 	dev := trimNewlines(out.String())
 	if rc != 0 || !blockDevice(dev) {
-		r.logf("no loop device (%s): the e2e refusal test will skip and say so", dev)
-		return
+		r.logf("no loop device (%s): the e2e tests that need one will skip and say so", dev)
+		return ""
 	}
 	r.cleanups.add("the loop device", func() {
 		if !r.cfg.KeepCluster {
@@ -176,8 +205,8 @@ func (r *runner) loopDevice(cluster string) {
 			r.runAs(c, true)
 		}
 	})
-	r.env.Set("ZNS_KIND_DEVICES", dev, "ZNS_E2E_CONVENTIONAL_DEVICE", cluster+"-control-plane:"+strings.TrimPrefix(dev, "/dev/"))
-	r.logf("conventional test device: %s over %s", dev, file)
+	r.logf("test device: %s over %s", dev, file)
+	return dev
 }
 
 // zonedE2E is stage 8: this kernel has no zoned devices and a kind node shares it, so it boots a Kubernetes

@@ -45,7 +45,7 @@ func script() string {
 func config(t *testing.T, env ...string) (*clusterConfig, string, error) {
 	t.Helper()
 	cmd := exec.Command("bash", script(), "config")
-	cmd.Env = append(os.Environ(), "ZNS_CACHE_DIR="+t.TempDir(), "ZNS_KIND_CLUSTER=cfgtest")
+	cmd.Env = append(os.Environ(), "ZNS_CACHE_DIR="+t.TempDir(), "ZNS_KIND_CLUSTER=cfgtest", "ZNS_KIND_WORKERS=")
 	cmd.Env = append(cmd.Env, env...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -167,5 +167,29 @@ func TestBadNodeSource(t *testing.T) {
 	_, stderr, err := config(t, "ZNS_KIND_NODE=registry")
 	if err == nil || !strings.Contains(stderr, "ZNS_KIND_NODE must be auto, offline or upstream") {
 		t.Errorf("ZNS_KIND_NODE=registry: err %v, stderr %q", err, stderr)
+	}
+}
+
+// Workers: every node gets the devices, and the control plane keeps no taint (what fits one node still fits).
+func TestWorkers(t *testing.T) {
+	c, stderr, err := config(t, "ZNS_KIND_WORKERS=2", "ZNS_KIND_NODE=offline", "ZNS_KIND_DEVICES=/dev/null")
+	if err != nil {
+		t.Fatalf("cluster.sh config: %v\n%s", err, stderr)
+	}
+	var roles []string
+	for _, n := range c.Nodes {
+		roles = append(roles, n.Role)
+		if len(n.ExtraMounts) != 1 || n.ExtraMounts[0].HostPath != "/dev/null" {
+			t.Errorf("%s node: mounts %+v, want /dev/null", n.Role, n.ExtraMounts)
+		}
+	}
+	if strings.Join(roles, " ") != "control-plane worker worker" {
+		t.Errorf("nodes %v, want a control plane and two workers", roles)
+	}
+	if !strings.Contains(strings.Join(c.KubeadmConfigPatches, "\n"), "kind: InitConfiguration\nnodeRegistration:\n  taints: []") {
+		t.Errorf("the control plane would be tainted: patches %q", c.KubeadmConfigPatches)
+	}
+	if _, stderr, err := config(t, "ZNS_KIND_WORKERS=9"); err == nil || !strings.Contains(stderr, "ZNS_KIND_WORKERS must be a number of worker nodes from 0 to 8") {
+		t.Errorf("ZNS_KIND_WORKERS=9: err %v, stderr %q", err, stderr)
 	}
 }
