@@ -111,10 +111,12 @@ bench: ## The runner's cost: its own CPU time per second of run and its instruct
 	go test ./operator/cmd/znsbench/ -run '^$$' -bench BenchmarkRunnerOverhead -benchtime $(or $(BENCH_PAIRS),3)x -timeout 15m -v
 	go test ./operator/internal/ftl/ -run '^$$' -bench BenchmarkFTL -benchtime 1x -timeout 30m -v
 
+# Two go test processes: each test's memory figures (peak RSS above all) are then its own.
 .PHONY: bench-scale
-bench-scale: ## The operator at scale on envtest: 500 ZNSDatabases, 100 Benchmarks; reconcile p50/p99, API writes/min when idle, memory.
-	@assets=$$(hack/envtest-assets.sh) && KUBEBUILDER_ASSETS=$$assets \
-		go test -tags scale -count=1 -run '^TestScale$$' -timeout 40m -v ./operator/internal/scale/
+bench-scale: ## The operator at scale on envtest: 500 ZNSDatabases, 100 Benchmarks; then the inventory of 200 simulated nodes x 4 devices and 100 databases placed by requirements. Reconcile p50/p99, API writes (publish, rescans, placement, idle), memory.
+	@assets=$$(hack/envtest-assets.sh) && export KUBEBUILDER_ASSETS=$$assets && \
+		go test -tags scale -count=1 -run '^TestScale$$' -timeout 40m -v ./operator/internal/scale/ && \
+		go test -tags scale -count=1 -run '^TestInventoryScale$$' -timeout 30m -v ./operator/internal/scale/
 
 .PHONY: qemu-guest
 qemu-guest: ## Build (once, cached) the QEMU guest with zoned block device support.
