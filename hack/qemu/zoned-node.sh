@@ -34,7 +34,8 @@
 # There is one node per machine: while its owner is alive, up and down from another owner refuse, saying whose
 # it is (a second make test on the same machine once stopped the first one's node in the middle of its tests);
 # without ZNS_NODE_OWNER, down stops it whoever uses it.
-# Progress goes to stderr at least every 30 s; the guest's output is in $ZNS_CACHE_DIR/zoned-node/guest.log.
+# Progress goes to stderr at least every 30 s; the guest's output is in $ZNS_CACHE_DIR/zoned-node/guest.log, QEMU's
+# monitor on the unix socket $ZNS_CACHE_DIR/zoned-node/monitor.sock ('info jit': TCG's code cache and its flushes).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 exec 3>&1 1>&2
@@ -73,6 +74,10 @@ down() {
   if running; then
     local pid
     pid=$(cat "$state/pid")
+    local cpu
+    # the guest's own account of where its CPU went (hack/qemu/guest-node/node.sh), every 5 minutes
+    cpu=$(grep -a 'zoned-node: cpu since boot' "$state/guest.log" 2>/dev/null | tail -n1 | tr -d '\r' || true)
+    [[ -z $cpu ]] || log "${cpu#zoned-node: }"
     log "stopping the node (QEMU process group ${pid})"
     kill -TERM -- "-${pid}" 2>/dev/null || true
     for _ in $(seq 30); do kill -0 "$pid" 2>/dev/null || break; sleep 1; done
@@ -287,7 +292,7 @@ boot() {
   log "booting the node (QEMU, ${acc}, ${cpus} CPUs, ${mem} MiB, kernel $(cat "$guest_dir/kernel-release" 2>/dev/null); API server forwarded to 127.0.0.1:${port}; guest output: ${state}/guest.log)"
   # its own process group (setsid), so that down stops QEMU and run.sh together
   ZNS_QEMU_VERBOSE=1 setsid hack/qemu/run.sh --userland --accel "$acc" --guest-dir "$guest_dir" --share "$share" \
-    --smp "$cpus" --mem "$mem" --timeout $((24 * 3600)) --hostfwd "${port}:6443" \
+    --smp "$cpus" --mem "$mem" --timeout $((24 * 3600)) --hostfwd "${port}:6443" --monitor "$state/monitor.sock" \
     --nullblk '--first 0 --count 1 --size 2048 --zone-size 64 --memory-backed' \
     --nullblk '--first 1 --count 1 --size 2048 --zone-size 16 --conv-zones 16 --memory-backed' \
     --nullblk '--first 2 --count 1 --size 2048 --conventional --memory-backed' \

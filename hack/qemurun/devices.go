@@ -213,6 +213,8 @@ type Boot struct {
 	Kernel, Initramfs, Sysroot, Ctl string
 	DataDirs                        []string
 	CPU                             string
+	// TBSizeMiB is TCG's translated code cache (0: QEMU's default).
+	TBSizeMiB int
 	Images                          []string
 }
 
@@ -229,9 +231,16 @@ func qemuArgs(c Config, b Boot) ([]string, nvmeLayout) {
 		}
 		return []string{"-virtfs", fmt.Sprintf("local,path=%s,mount_tag=%s,security_model=none%s,multidevs=remap", path, tag, ro)}
 	}
-	args := []string{"qemu-system-x86_64", "-accel", c.Accel, "-M", "q35", "-cpu", b.CPU, "-smp", strconv.Itoa(c.SMP),
+	accel := c.Accel
+	if accel == "tcg" && b.TBSizeMiB > 0 {
+		accel += ",tb-size=" + strconv.Itoa(b.TBSizeMiB)
+	}
+	args := []string{"qemu-system-x86_64", "-accel", accel, "-M", "q35", "-cpu", b.CPU, "-smp", strconv.Itoa(c.SMP),
 		"-m", strconv.Itoa(c.MemMiB), "-nographic", "-nodefaults", "-serial", "stdio", "-no-reboot",
 		"-kernel", b.Kernel, "-initrd", b.Initramfs, "-append", appendLine}
+	if c.Monitor != "" {
+		args = append(args, "-monitor", "unix:"+c.Monitor+",server=on,wait=off")
+	}
 	args = append(args, virtfs(b.Sysroot, "znsroot", true)...)
 	args = append(args, virtfs(b.Ctl, "znsctl", false)...)
 	for _, d := range b.DataDirs {

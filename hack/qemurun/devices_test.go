@@ -74,9 +74,20 @@ func TestQEMUArgsForEveryOption(t *testing.T) {
 	if strings.Join(got, " ") != want {
 		t.Errorf("argv:\n%s\nwant:\n%s", strings.Join(got, " "), want)
 	}
-	// without --share, --userland, --hostfwd or devices: none of their arguments
+	// TCG's code cache and the monitor
+	tcg, err := parseArgs([]string{"--monitor", "/t/m.sock", "--", "true"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ = qemuArgs(tcg, Boot{Kernel: "k", Initramfs: "i", Sysroot: "s", Ctl: "c", CPU: "max", TBSizeMiB: 2048})
+	for _, want := range []string{"-accel tcg,tb-size=2048 -M q35", "-no-reboot -kernel k -initrd i -append console=ttyS0", "-monitor unix:/t/m.sock,server=on,wait=off -virtfs"} {
+		if !strings.Contains(strings.Join(got, " "), want) {
+			t.Errorf("argv %v lacks %q", got, want)
+		}
+	}
+	// without --share, --userland, --hostfwd, --monitor, a code cache or devices: none of their arguments
 	bare, _ := qemuArgs(defaults(), Boot{Kernel: "k", Initramfs: "i", Sysroot: "s", Ctl: "c", CPU: "max"})
-	for _, absent := range []string{"host0", "hostroot", "-netdev", "-L", "nvme", "virtio-blk"} {
+	for _, absent := range []string{"host0", "hostroot", "-netdev", "-L", "nvme", "virtio-blk", "-monitor", "tb-size"} {
 		if strings.Contains(strings.Join(bare, " "), absent) {
 			t.Errorf("%s in a bare command line: %v", absent, bare)
 		}

@@ -97,8 +97,14 @@ func (r *runner) run() (int, error) {
 	if cpu == "" {
 		cpu = "Westmere-v2"
 	}
+	tb := 0
+	if v := os.Getenv("ZNS_QEMU_TB_SIZE"); v != "" {
+		if tb, err = strconv.Atoi(v); err != nil || tb < 64 {
+			return exitNoRun, fmt.Errorf("ZNS_QEMU_TB_SIZE=%s: give the translated code cache in MiB, at least 64", v)
+		}
+	}
 	argv, lay := qemuArgs(r.c, Boot{Kernel: kernel, Initramfs: filepath.Join(guestDir, "initramfs.cpio"),
-		Sysroot: filepath.Join(guestDir, "sysroot"), Ctl: r.ctl, DataDirs: dataDirs, CPU: cpu, Images: images})
+		Sysroot: filepath.Join(guestDir, "sysroot"), Ctl: r.ctl, DataDirs: dataDirs, CPU: cpu, TBSizeMiB: tb, Images: images})
 	wd, _ := os.Getwd()
 	script := guestScript(r.c, lay, workdir(r.c.Share, wd), r.verbose)
 	if err := os.WriteFile(filepath.Join(r.ctl, "guest.sh"), []byte(script), 0o644); err != nil {

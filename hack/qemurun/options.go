@@ -48,6 +48,7 @@ Options:
                      has been seen to hang)
   --timeout SECONDS  stop QEMU after this long (default 300): TERM, then KILL 10 s later; exit 124
   --console FILE     save the guest's console (kernel messages) to FILE
+  --monitor SOCKET   QEMU's human monitor on a unix socket at SOCKET (for 'info jit', 'info cpus', ...)
   --guest-dir DIR    use this built guest instead of running build-guest.sh
   --kernel current|6.1
                      which pinned guest kernel build-guest.sh builds (ZNS_QEMU_KERNEL; default current:
@@ -71,6 +72,9 @@ Environment:
                      AES-128-GCM ran at 151 MB/s against 8.3 MB/s with -cpu max, reading 3 GB of /dev/zero took
                      0.46 s against 5.2 s, 5 mariadbd starts 1.38 s against 1.32 s; TLS in the zoned node's
                      control plane and the kernel's page clearing are the gain)
+  ZNS_QEMU_TB_SIZE   under TCG, the translated code cache in MiB (-accel tcg,tb-size; QEMU's default 1024).
+                     Once it is full QEMU throws every translation away and translates again
+                     ('info jit' on --monitor counts those flushes)
   ZNS_QEMU_VERBOSE=1 streams the guest's console to stderr as it runs
   ZNS_QEMU_DATADIR=DIR[:DIR...]
                      passes each DIR to QEMU as -L (firmware and option ROMs). Unset, a qemu-system-x86_64
@@ -105,6 +109,7 @@ type Config struct {
 	Accel      string
 	TimeoutS   int
 	Console    string
+	Monitor    string
 	GuestDir   string
 	Kernel     string
 	Append     string
@@ -213,6 +218,11 @@ func parseArgs(args []string) (Config, error) {
 			c.Accel = v
 		case "--console":
 			c.Console = v
+		case "--monitor":
+			if v == "" {
+				return c, errors.New("--monitor needs a socket path")
+			}
+			c.Monitor = v
 		case "--guest-dir":
 			c.GuestDir = v
 		case "--kernel":

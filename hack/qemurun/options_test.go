@@ -9,13 +9,13 @@ import (
 func TestParseArgsTakesEveryOption(t *testing.T) {
 	c, err := parseArgs([]string{"--share", "/s", "--nullblk", "--count 2", "--nullblk", "--first 2", "--zns", "default",
 		"--nvme", "ocp=off", "--disk", "a.img", "--disk", "b.img,snapshot", "--env", "A=1", "--mem", "2048", "--smp", "2",
-		"--accel", "kvm", "--timeout", "60", "--console", "c.log", "--guest-dir", "/g", "--kernel", "6.1", "--append", "x=y",
+		"--accel", "kvm", "--timeout", "60", "--console", "c.log", "--monitor", "/t/m.sock", "--guest-dir", "/g", "--kernel", "6.1", "--append", "x=y",
 		"--hostfwd", "16443:6443", "--userland", "--", "echo", "--mem", "hi"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := Config{Share: "/s", Nullblk: []string{"--count 2", "--first 2"}, Disks: []Disk{{"a.img", false}, {"b.img", true}},
-		Env: []string{"A=1"}, MemMiB: 2048, SMP: 2, Accel: "kvm", TimeoutS: 60, Console: "c.log", GuestDir: "/g",
+		Env: []string{"A=1"}, MemMiB: 2048, SMP: 2, Accel: "kvm", TimeoutS: 60, Console: "c.log", Monitor: "/t/m.sock", GuestDir: "/g",
 		Kernel: "6.1", Append: "x=y", HostFwd: []PortForward{{16443, 6443}}, Userland: true, Command: []string{"echo", "--mem", "hi"}}
 	want.Namespaces = c.Namespaces
 	if !reflect.DeepEqual(c, want) {
