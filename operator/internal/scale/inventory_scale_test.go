@@ -208,14 +208,12 @@ func TestInventoryScale(t *testing.T) {
 	time.Sleep(5 * time.Second)
 	opCounter.Reset()
 	h3 := reconcileHists(t, invControllers, nil)
-	for elapsed, prev := time.Duration(0), 0; elapsed < idle; {
-		step := min(time.Minute, idle-elapsed)
-		time.Sleep(step)
-		elapsed += step
+	prev := 0
+	eachMinute(idle, func(elapsed, step time.Duration) {
 		w := Writes(opCounter.Snapshot())
 		report("  idle %s: %d operator writes in the last %s", elapsed, w-prev, step)
 		prev = w
-	}
+	})
 	quiet, h4 := opCounter.Snapshot(), reconcileHists(t, invControllers, nil)
 	report("operator idle %s (%d bound databases waiting for their preflight, %d waiting for a device): %.1f writes/min, %.1f requests/min",
 		idle, len(toBind), len(toNoFit), float64(Writes(quiet))/idle.Minutes(), float64(total(quiet))/idle.Minutes())

@@ -140,15 +140,13 @@ func TestScale(t *testing.T) {
 	idleStart := reconcileHists(t, controllers, base)
 	// Per minute too: writes left over from the convergence (items in their error backoff) die out, a
 	// steady cause does not.
-	for elapsed, prevWrites := time.Duration(0), 0; elapsed < idle; {
-		step := min(time.Minute, idle-elapsed)
-		time.Sleep(step)
-		elapsed += step
+	prevWrites := 0
+	eachMinute(idle, func(elapsed, step time.Duration) {
 		snap, h := counter.Snapshot(), reconcileHists(t, controllers, base)
 		t.Logf("idle %s: %d writes in the last %s; %d znsdatabase reconciles so far", elapsed, Writes(snap)-prevWrites, step,
 			h["znsdatabase"].Count-idleStart["znsdatabase"].Count)
 		prevWrites = Writes(snap)
-	}
+	})
 	quiet := counter.Snapshot()
 	idleEnd := reconcileHists(t, controllers, base)
 	mem, err := ReadMemory()
@@ -221,6 +219,16 @@ func envInt(t *testing.T, name string, def int) int {
 		t.Fatalf("%s=%q: want a positive integer", name, v)
 	}
 	return n
+}
+
+// eachMinute sleeps for d in steps of at most a minute and calls f after each, with the time slept so far.
+func eachMinute(d time.Duration, f func(elapsed, step time.Duration)) {
+	for elapsed := time.Duration(0); elapsed < d; {
+		step := min(time.Minute, d-elapsed)
+		time.Sleep(step)
+		elapsed += step
+		f(elapsed, step)
+	}
 }
 
 // startEnvtest starts kube-apiserver and etcd with the project's CRDs (stopped at the test's end) and sets the
