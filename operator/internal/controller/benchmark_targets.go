@@ -74,9 +74,28 @@ func (r *BenchmarkReconciler) observeTargets(ctx context.Context, b *v1alpha1.Be
 			obs.HeldByOther[tg.Name] = holder
 		}
 	}
+	if !allAvailable(b, obs.Databases) {
+		// The decision reads max_connections only once every target exists and is Available; until then a
+		// waiting Benchmark polls every few seconds, and reading each target's ConfigMap past the cache then
+		// was most of an idle operator's requests (make bench-scale: 480 reads a minute for 20 waiting ones).
+		return obs, nil
+	}
 	var err error
 	obs.MaxConnections, err = r.maxConnectionsOf(ctx, obs.Databases)
 	return obs, err
+}
+
+// allAvailable: every target of b was found and is Available in the workload profile.
+func allAvailable(b *v1alpha1.Benchmark, dbs map[string]*v1alpha1.ZNSDatabase) bool {
+	if len(dbs) != len(b.Spec.Targets) {
+		return false
+	}
+	for _, db := range dbs {
+		if !benchplan.AvailableWith(db, v1alpha1.ProfileWorkload) {
+			return false
+		}
+	}
+	return true
 }
 
 // deviceOf is the device under a database: a zoned or raw device as its preflight saw it, or the local device
