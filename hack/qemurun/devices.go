@@ -215,7 +215,7 @@ type Boot struct {
 	CPU                             string
 	// TBSizeMiB is TCG's translated code cache (0: QEMU's default).
 	TBSizeMiB int
-	Images                          []string
+	Images    []string
 }
 
 // qemuArgs is the whole QEMU command line.
