@@ -90,10 +90,11 @@ done
 say "API server ready"
 # kcm_controllers: every controller but those no flow here uses (quotas, autoscaling, CronJobs, disruption
 # budgets, ReplicationControllers, certificate requests, volume expansion, ephemeral volumes) and those a single
-# node without a cloud does not need: the pod CIDR is fixed (nodeipam), and the node lifecycle, whose taints would
-# evict the pods when a starved kubelet renews its lease late.
+# node without a cloud does not need: the pod CIDR is fixed (nodeipam), and the taint eviction, which would evict
+# the pods when a starved kubelet renews its lease late. The node lifecycle stays: it takes off the not-ready
+# taint the API server puts on every new node (TaintNodesByCondition), without which nothing schedules.
 kcm_controllers() {
-  local off=(nodeipam nodelifecycle taint-eviction-controller resourcequota horizontalpodautoscaling cronjob
+  local off=(nodeipam taint-eviction-controller resourcequota horizontalpodautoscaling cronjob
     disruption replicationcontroller endpointslicemirroring csrsigning csrapproving csrcleaner ttl
     persistentvolume-expander ephemeral-volume storage-version-gc legacy-service-account-token-cleaner)
   local IFS=,
