@@ -290,6 +290,9 @@ boot() {
   [[ -s "$state/disk" ]] && disk=(--disk "$(cat "$state/disk")")
   printf '%s\n' "$acc" >"$state/accel"
   log "booting the node (QEMU, ${acc}, ${cpus} CPUs, ${mem} MiB, kernel $(cat "$guest_dir/kernel-release" 2>/dev/null); API server forwarded to 127.0.0.1:${port}; guest output: ${state}/guest.log)"
+  # emptied here, not only by the background job's redirection: wait_ready would otherwise find the last boot's
+  # "ready" before that job has run
+  : >"$state/guest.log"
   # its own process group (setsid), so that down stops QEMU and run.sh together
   ZNS_QEMU_VERBOSE=1 setsid hack/qemu/run.sh --userland --accel "$acc" --guest-dir "$guest_dir" --share "$share" \
     --smp "$cpus" --mem "$mem" --timeout $((24 * 3600)) --hostfwd "${port}:6443" --monitor "$state/monitor.sock" \
