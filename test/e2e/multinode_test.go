@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"fmt"
 	"os"
 	"slices"
 	"strconv"
@@ -130,15 +129,7 @@ func observersOn(t *testing.T, ns string, dbNodes map[string]string) {
 			}
 		}
 		if !found {
-			t.Errorf("no %s Event for target %s on node %s: %s", observerStarting, db, node, eventReasons(events.Items))
+			t.Errorf("no %s Event for target %s on node %s: %s", observerStarting, db, node, eventTimeline(events.Items))
 		}
 	}
-}
-
-func eventReasons(events []corev1.Event) string {
-	var s []string
-	for _, e := range events {
-		s = append(s, fmt.Sprintf("%s(%s)", e.Reason, cut(e.Message, 120)))
-	}
-	return strings.Join(s, "; ")
 }
