@@ -25,23 +25,11 @@
 # and hands the command line over.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-cache=${ZNS_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/zns-mysql}/bin
-# its sources: hack/testrun and what it imports of test/e2e (the non-test files: the list of the zoned tests)
-sources=(hack/testrun/*.go)
-for f in test/e2e/*.go; do [[ "$f" == *_test.go ]] || sources+=("$f"); done
-sum=$(cat "${sources[@]}" | sha256sum | cut -c1-16)
-bin="$cache/testrun-$sum"
-if [[ ! -x "$bin" ]]; then
-  command -v go >/dev/null || { echo "test: ERROR: needs Go on PATH to build hack/testrun" >&2; exit 1; }
-  mkdir -p "$cache"
-  tmp=$(mktemp "$cache/testrun.XXXXXX")
-  # a temporary name, then a rename: runs that start together never exec a half-written binary
-  if ! CGO_ENABLED=0 go build -o "$tmp" ./hack/testrun; then
-    rm -f "$tmp"
-    echo "test: ERROR: building hack/testrun failed (above); 'go build ./hack/testrun' shows it again" >&2
-    exit 1
-  fi
-  mv -f "$tmp" "$bin"
-fi
+# shellcheck source=hack/lib/go-program.sh
+source hack/lib/go-program.sh
+# its sources: hack/testrun, and what it imports of hack/internal/stagerun (the library it shares with
+# hack/demorun) and of test/e2e (the list of the zoned tests)
+mapfile -t sources < <(go_sources hack/testrun/*.go hack/internal/stagerun/*.go test/e2e/*.go)
+bin=$(go_program test hack/testrun "${sources[@]}")
 # exec: the run keeps this script's process, whose PID owns the zoned node (ZNS_NODE_OWNER)
 exec "$bin" "$@"

@@ -3,10 +3,11 @@ package main
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/zns-mysql/zns-mysql/hack/internal/stagerun"
 )
 
 // Config is every knob of a run, read once from the environment at the start (parseConfig). Each field's env
@@ -139,22 +140,22 @@ func parseConfig(getenv func(string) string) (Config, error) {
 		RequireQEMU:   getenv("ZNS_REQUIRE_QEMU") == "1",
 		RequireImages: getenv("ZNS_REQUIRE_IMAGES") == "1",
 		RequireE2E:    getenv("ZNS_REQUIRE_E2E") == "1",
-		GoTestFlags:   splitFlags(orDefault(getenv("GO_TEST_FLAGS"), "-count=1")),
+		GoTestFlags:   splitFlags(stagerun.OrDefault(getenv("GO_TEST_FLAGS"), "-count=1")),
 		ZloopModule:   getenv("ZLOOP_MODULE"),
-		KindCluster:   orDefault(getenv("ZNS_KIND_CLUSTER"), "zns-test"),
-		KindNode:      orDefault(getenv("ZNS_KIND_NODE"), "offline"),
+		KindCluster:   stagerun.OrDefault(getenv("ZNS_KIND_CLUSTER"), "zns-test"),
+		KindNode:      stagerun.OrDefault(getenv("ZNS_KIND_NODE"), "offline"),
 		GoYCSB:        getenv("GO_YCSB"),
 		BudgetMin:     -1,
 	}
 	var err error
-	if c.CacheRoot, err = cacheRoot(getenv); err != nil {
+	if c.CacheRoot, err = stagerun.CacheRoot(getenv); err != nil {
 		return c, err
 	}
 	for _, t := range []struct {
 		dst       *string
 		name, def string
 	}{{&c.TestTimeout, "TEST_TIMEOUT", "45m"}, {&c.E2ETimeout, "E2E_TIMEOUT", "40m"}, {&c.ZonedE2ETimeout, "ZONED_E2E_TIMEOUT", "75m"}} {
-		*t.dst = orDefault(getenv(t.name), t.def)
+		*t.dst = stagerun.OrDefault(getenv(t.name), t.def)
 		if d, err := time.ParseDuration(*t.dst); err != nil || d < 0 {
 			return c, fmt.Errorf("%s=%s: give a duration as go test -timeout takes it (4500s, 75m, 2h, 1h30m)", t.name, *t.dst)
 		}
@@ -174,35 +175,10 @@ func parseConfig(getenv func(string) string) (Config, error) {
 		}
 		c.KindWorkers = n
 	}
-	c.ProgressEvery = 30 * time.Second
-	if v := getenv("ZNS_PROGRESS_EVERY"); v != "" {
-		s, err := strconv.ParseFloat(v, 64)
-		if err != nil || s <= 0 || s > 86400 {
-			return c, fmt.Errorf("ZNS_PROGRESS_EVERY=%s: give the seconds between two progress lines (30)", v)
-		}
-		c.ProgressEvery = time.Duration(s * float64(time.Second))
+	if c.ProgressEvery, err = stagerun.ProgressEvery(getenv); err != nil {
+		return c, err
 	}
 	return c, nil
-}
-
-// cacheRoot is hack/lib/tool-common.sh's cache_root: it survives between runs on one machine.
-func cacheRoot(getenv func(string) string) (string, error) {
-	switch {
-	case getenv("ZNS_CACHE_DIR") != "":
-		return getenv("ZNS_CACHE_DIR"), nil
-	case getenv("XDG_CACHE_HOME") != "":
-		return getenv("XDG_CACHE_HOME") + "/zns-mysql", nil
-	case getenv("HOME") != "":
-		return filepath.Join(getenv("HOME"), ".cache", "zns-mysql"), nil
-	}
-	return "", errors.New("no cache directory: set ZNS_CACHE_DIR, XDG_CACHE_HOME or HOME")
-}
-
-func orDefault(v, def string) string {
-	if v == "" {
-		return def
-	}
-	return v
 }
 
 // splitFlags splits GO_TEST_FLAGS as `read -r -a` did: its first line, on spaces, tabs and newlines, no quoting.
@@ -228,8 +204,5 @@ func stage8Timeout(c Config, elapsed int) (timeout, note string) {
 	}
 	timeout = fmt.Sprintf("%ds", secs)
 	return timeout, fmt.Sprintf("stage 8's tests get %s (ZONED_E2E_TIMEOUT %s; %d min budget, %s gone)",
-		timeout, c.ZonedE2ETimeout, c.BudgetMin, mmss(elapsed))
+		timeout, c.ZonedE2ETimeout, c.BudgetMin, stagerun.Mmss(elapsed))
 }
-
-// mmss is hack/lib/progress.sh's: "4m05s".
-func mmss(s int) string { return fmt.Sprintf("%dm%02ds", s/60, s%60) }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zns-mysql/zns-mysql/hack/internal/stagerun"
 )
 
 func getenv(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -52,19 +54,7 @@ func TestParseConfigReadsEveryKnob(t *testing.T) {
 	}
 }
 
-func TestCacheRootFollowsToolCommon(t *testing.T) {
-	for _, tc := range []struct {
-		env  map[string]string
-		want string
-	}{
-		{map[string]string{"ZNS_CACHE_DIR": "/c", "XDG_CACHE_HOME": "/x", "HOME": "/h"}, "/c"},
-		{map[string]string{"XDG_CACHE_HOME": "/x", "HOME": "/h"}, "/x/zns-mysql"},
-		{map[string]string{"HOME": "/h"}, "/h/.cache/zns-mysql"},
-	} {
-		if got, err := cacheRoot(getenv(tc.env)); err != nil || got != tc.want {
-			t.Errorf("%v: got %q, %v; want %q", tc.env, got, err, tc.want)
-		}
-	}
+func TestParseConfigWithoutACacheDirectory(t *testing.T) {
 	if _, err := parseConfig(getenv(nil)); err == nil || !strings.Contains(err.Error(), "set ZNS_CACHE_DIR, XDG_CACHE_HOME or HOME") {
 		t.Errorf("no cache directory: got %v", err)
 	}
@@ -98,16 +88,8 @@ func TestParseArgs(t *testing.T) {
 }
 
 func TestUsageListsEveryKnob(t *testing.T) {
-	ty := reflect.TypeOf(Config{})
-	for i := 0; i < ty.NumField(); i++ {
-		name := ty.Field(i).Tag.Get("env")
-		if name == "" {
-			t.Errorf("Config.%s has no env tag", ty.Field(i).Name)
-			continue
-		}
-		if !strings.Contains(usage, "\n  "+name+" ") && !strings.Contains(usage, "\n  "+name+"=") {
-			t.Errorf("--help does not describe %s (Config.%s)", name, ty.Field(i).Name)
-		}
+	for _, wrong := range stagerun.UndescribedKnobs(Config{}, usage) {
+		t.Error(wrong)
 	}
 	// and what the run exports for the tiers
 	for _, name := range []string{"ZNS_ZLOOP_MODULE_ERROR", "ZNS_NODE_OWNER", "ZNS_NODE_OWNER_WHAT", "KUBEBUILDER_ASSETS",
@@ -150,13 +132,5 @@ func TestStage8Timeout(t *testing.T) {
 	}
 	if _, note := stage8Timeout(Config{ZonedE2ETimeout: "75m", BudgetMin: 88}, 3000); note != "stage 8's tests get 2040s (ZONED_E2E_TIMEOUT 75m; 88 min budget, 50m00s gone)" {
 		t.Errorf("note: %q", note)
-	}
-}
-
-func TestMmss(t *testing.T) {
-	for s, want := range map[int]string{0: "0m00s", 65: "1m05s", 3600: "60m00s"} {
-		if got := mmss(s); got != want {
-			t.Errorf("mmss(%d) = %q, want %q", s, got, want)
-		}
 	}
 }

@@ -2,10 +2,10 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"regexp"
 	"strings"
-	"syscall"
+
+	"github.com/zns-mysql/zns-mysql/hack/internal/stagerun"
 )
 
 // The run's decisions, as functions of what it found: what the e2e tier runs on, what stage 4 builds, whether
@@ -66,11 +66,11 @@ func kubeSet(mode e2eMode) string {
 func guestOutcome(rc int, log string) (show, msg string, err error) {
 	switch rc {
 	case 0:
-		return "", "qemu-guest: " + strings.TrimRight(tailLines(log, 1), "\n"), nil
+		return "", "qemu-guest: " + strings.TrimRight(stagerun.TailLines(log, 1), "\n"), nil
 	case 3:
-		return tailLines(log, 5), "the QEMU guest cannot be built here (above); its tests will say what they need", nil
+		return stagerun.TailLines(log, 5), "the QEMU guest cannot be built here (above); its tests will say what they need", nil
 	}
-	return tailLines(log, 40), "", fail(5, "building the QEMU guest failed (above; hack/qemu/build-guest.sh alone shows it again)")
+	return stagerun.TailLines(log, 40), "", fail(5, "building the QEMU guest failed (above; hack/qemu/build-guest.sh alone shows it again)")
 }
 
 // zonedSkipWhy is why stage 8 cannot boot the zoned node, "" when it can.
@@ -157,35 +157,4 @@ func withoutPackage(list, pkg string) []string {
 		}
 	}
 	return out
-}
-
-// envChanges is what `eval "$(hack/qemu/zoned-node.sh env)"` changed: the NAME=VALUE of env -0's output
-// (after) that base does not have, but what bash sets of itself.
-func envChanges(base []string, after string) []string {
-	had := map[string]bool{}
-	for _, kv := range base {
-		had[kv] = true
-	}
-	var out []string
-	for _, kv := range strings.Split(after, "\x00") {
-		k, _, ok := strings.Cut(kv, "=")
-		if !ok || had[kv] || strings.HasPrefix(k, "BASH_FUNC_") {
-			continue
-		}
-		switch k {
-		case "SHLVL", "_", "PWD", "OLDPWD":
-			continue
-		}
-		out = append(out, kv)
-	}
-	return out
-}
-
-// executable is bash's [[ -x PATH ]].
-func executable(path string) bool { return syscall.Access(path, 1) == nil } // 1: X_OK
-
-// blockDevice is bash's [[ -b PATH ]].
-func blockDevice(path string) bool {
-	st, err := os.Stat(path)
-	return err == nil && st.Mode()&os.ModeDevice != 0 && st.Mode()&os.ModeCharDevice == 0
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/zns-mysql/zns-mysql/hack/internal/stagerun"
 )
 
 func TestE2EModeFor(t *testing.T) {
@@ -67,12 +69,12 @@ func TestGuestOutcome(t *testing.T) {
 		t.Errorf("0: %q %q %v", show, msg, err)
 	}
 	// exit 3: a prerequisite is missing; the guest tier skips, saying what it needs
-	if show, msg, err := guestOutcome(3, log); show != tailLines(log, 5) || msg != "the QEMU guest cannot be built here (above); its tests will say what they need" || err != nil {
+	if show, msg, err := guestOutcome(3, log); show != stagerun.TailLines(log, 5) || msg != "the QEMU guest cannot be built here (above); its tests will say what they need" || err != nil {
 		t.Errorf("3: %q %q %v", show, msg, err)
 	}
 	show, _, err := guestOutcome(1, log)
 	var f *Failure
-	if show != tailLines(log, 40) || !errors.As(err, &f) || f.Stage != 5 {
+	if show != stagerun.TailLines(log, 40) || !errors.As(err, &f) || f.Stage != 5 {
 		t.Errorf("1: %q %v", show, err)
 	}
 }
@@ -106,7 +108,7 @@ func TestStage8FailsWithRequireQEMU(t *testing.T) {
 	if rc != 0 || !errors.As(err, &fl) || fl.Stage != 8 || fl.ToDo != "ZNS_REQUIRE_QEMU=1 but the QEMU guest cannot be built here (stage 5 said why)" {
 		t.Errorf("got %d, %v", rc, err)
 	}
-	if got := f.callLines(t, ""); len(got) != 0 {
+	if got := f.CallLines(t, ""); len(got) != 0 {
 		t.Errorf("ran %v", got)
 	}
 }
@@ -152,28 +154,5 @@ func TestWithoutPackage(t *testing.T) {
 	got := withoutPackage("a\n"+e2ePackage+"\n"+e2ePackage+"/sub\nb", e2ePackage)
 	if want := []string{"a", e2ePackage + "/sub", "b"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("got %v, want %v", got, want)
-	}
-}
-
-func TestEnvChanges(t *testing.T) {
-	base := []string{"HOME=/h", "ZNS_E2E=1", "ZNS_E2E_KUBECONFIG=/kind"}
-	after := "HOME=/h\x00ZNS_E2E=1\x00ZNS_E2E_KUBECONFIG=/node\x00ZNS_E2E_ZONED_NODE=zns-guest\x00SHLVL=1\x00_=/usr/bin/env\x00PWD=/r\x00" +
-		"BASH_FUNC_f%%=() { :; }\x00MULTI=a\nb\x00"
-	want := []string{"ZNS_E2E_KUBECONFIG=/node", "ZNS_E2E_ZONED_NODE=zns-guest", "MULTI=a\nb"}
-	if got := envChanges(base, after); !reflect.DeepEqual(got, want) {
-		t.Errorf("got %q, want %q", got, want)
-	}
-}
-
-func TestEnvironList(t *testing.T) {
-	e := newEnviron([]string{"A=1", "B=2", "C=x=y"})
-	e.Set("D", "4")
-	e.Unset("B")
-	got := e.List([]string{"A=9", "E=5"}, "C")
-	if want := []string{"A=9", "D=4", "E=5"}; !reflect.DeepEqual(got, want) {
-		t.Errorf("got %v, want %v", got, want)
-	}
-	if e.Get("C") != "x=y" {
-		t.Errorf("C: %q", e.Get("C"))
 	}
 }

@@ -1,15 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/zns-mysql/zns-mysql/hack/internal/stagerun/stageruntest"
 )
 
 // The tests run the runner against a fake repository: the scripts it calls (hack/install-deps.sh,
@@ -81,8 +81,8 @@ esac`,
 
 // fake is a fake repository and the run's environment.
 type fake struct {
-	root, calls, cache string
-	env                map[string]string // the run's knobs and FAKE_* settings
+	*stageruntest.Repo
+	env stageruntest.Knobs // the run's knobs and FAKE_* settings
 }
 
 func newFake(t *testing.T) *fake {
@@ -91,41 +91,21 @@ func newFake(t *testing.T) *fake {
 	if err != nil {
 		t.Fatal(err)
 	}
-	root := t.TempDir()
-	for path, body := range fakeScripts {
-		p := filepath.Join(root, path)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(root, "versions.mk"), []byte("YCSB_VERSION := v1.0.1\n"), 0o644); err != nil {
+	repo := stageruntest.NewRepo(t, fakeScripts, "bin")
+	if err := os.WriteFile(filepath.Join(repo.Root, "versions.mk"), []byte("YCSB_VERSION := v1.0.1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// exec finds the tools by the test process's PATH
-	t.Setenv("PATH", filepath.Join(root, "bin")+":/usr/bin:/bin")
-	f := &fake{root: root, calls: filepath.Join(root, "calls"), cache: filepath.Join(root, "cache")}
-	f.env = map[string]string{"ZNS_CACHE_DIR": f.cache, "CALLS": f.calls, "REAL_TESTSUMMARY": ts,
-		"PATH": os.Getenv("PATH"), "HOME": root}
+	f := &fake{Repo: repo, env: repo.Knobs()}
+	f.env["REAL_TESTSUMMARY"] = ts
 	return f
 }
 
 // runner is a runner on the fake repository, with the knobs of f.env, writing into out and errs.
-func (f *fake) runner(t *testing.T) (*runner, *syncBuffer, *syncBuffer) {
+func (f *fake) runner(t *testing.T) (*runner, *stageruntest.SyncBuffer, *stageruntest.SyncBuffer) {
 	t.Helper()
-	cfg, err := parseConfig(func(k string) string { return f.env[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	var list []string
-	for k, v := range f.env {
-		list = append(list, k+"="+v)
-	}
-	out, errs := &syncBuffer{}, &syncBuffer{}
-	r := newRunner(cfg, f.root, list, nil, out, errs)
-	r.killGrace = 200 * time.Millisecond
+	out, errs := stageruntest.Outputs()
+	r := newRunner(stageruntest.Config(t, parseConfig, f.env), f.Root, f.env.List(), nil, out, errs)
+	r.KillGrace = 200 * time.Millisecond
 	return r, out, errs
 }
 
@@ -134,51 +114,6 @@ func (f *fake) run(t *testing.T) (int, string, string) {
 	t.Helper()
 	r, out, errs := f.runner(t)
 	code := r.main()
-	r.finish()
+	r.Finish()
 	return code, out.String(), errs.String()
-}
-
-// callLines are the fake scripts' calls, one a line, those that start with prefix.
-func (f *fake) callLines(t *testing.T, prefix string) []string {
-	t.Helper()
-	b, err := os.ReadFile(f.calls)
-	if err != nil && !os.IsNotExist(err) {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		if strings.HasPrefix(l, prefix) && l != "" {
-			out = append(out, l)
-		}
-	}
-	return out
-}
-
-// syncBuffer is a bytes.Buffer the runner's goroutines and the commands' copiers may write at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// waitFor polls cond for up to 20 s: for what another process does, never to assert a duration.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if cond() {
-			return
-		}
-	}
-	t.Fatalf("timed out waiting for %s", what)
 }

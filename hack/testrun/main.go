@@ -13,6 +13,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/zns-mysql/zns-mysql/hack/internal/stagerun"
 )
 
 const (
@@ -44,55 +46,42 @@ func run(args []string) int {
 		return 1
 	}
 	r := newRunner(cfg, root, os.Environ(), os.Stdin, os.Stdout, os.Stderr)
-	r.handleSignals()
+	r.HandleSignals()
 	code := r.main()
-	r.procs.gate()
-	r.finish()
+	r.Procs.Gate()
+	r.Finish()
 	return code
 }
 
-// runner is one run: its configuration, where it writes, what it started, and what the stages found out for
-// the later ones.
+// runner is one run: the commands, outputs, jobs and cleanups it shares with hack/demorun (stagerun), its
+// configuration, and what the stages found out for the later ones.
 type runner struct {
-	cfg            Config
-	root           string // the repository: the commands run there
-	env            *environ
-	stdin          *os.File
-	stdout, stderr io.Writer // the terminal's
-	out            outputs   // the runner's and its commands' outputs of the moment
-	procs          procs
-	jobs           jobs
-	cleanups       cleanups
-	stages         *Stages
-	now            func() time.Time
-	ticker         func(time.Duration) (<-chan time.Time, func())
-	killGrace      time.Duration // how long a background job's process group has between TERM and KILL
-	loopDir        string        // where the refusal test's loop device file goes: /var/tmp
+	*stagerun.Runner
+	cfg     Config
+	stages  *Stages
+	loopDir string // where the refusal test's loop device file goes: /var/tmp
 
 	dockerOK     bool
 	mode         e2eMode
 	why          string // why there is no e2e cluster
 	logs         string // the background builds' logs
-	bg           map[string]*job
-	helm, assets string // what stage 4 built
-	qemuRC       int    // the QEMU guest build's status
-	zloop        *job   // build-zloop-module.sh, when it runs
-	summary      string // hack/testsummary's binary
+	bg           map[string]*stagerun.Job
+	helm, assets string        // what stage 4 built
+	qemuRC       int           // the QEMU guest build's status
+	zloop        *stagerun.Job // build-zloop-module.sh, when it runs
+	summary      string        // hack/testsummary's binary
 	packages     []string
-	cluster      *cleanupFunc // deletes the kind cluster the run created
+	cluster      *stagerun.CleanupFunc // deletes the kind cluster the run created
 }
 
 func newRunner(cfg Config, root string, environ []string, stdin *os.File, stdout, stderr io.Writer) *runner {
-	r := &runner{cfg: cfg, root: root, env: newEnviron(environ), stdin: stdin, stdout: stdout, stderr: stderr,
-		now: time.Now, killGrace: 5 * time.Second, loopDir: "/var/tmp", bg: map[string]*job{}, logs: filepath.Join(cfg.CacheRoot, "last-test-logs"),
+	r := &runner{Runner: stagerun.New("test", root, environ, stdin, stdout, stderr), cfg: cfg, loopDir: "/var/tmp",
+		bg: map[string]*stagerun.Job{}, logs: filepath.Join(cfg.CacheRoot, "last-test-logs"),
 		summary: filepath.Join(cfg.CacheRoot, "tools", "testsummary")}
-	r.ticker = func(d time.Duration) (<-chan time.Time, func()) {
-		t := time.NewTicker(d)
-		return t.C, t.Stop
-	}
-	r.out.set(stdout, stderr)
-	r.stages = &Stages{Total: stageCount, Log: filepath.Join(cfg.CacheRoot, "last-test-stages.tsv"), Start: r.now(),
-		Now: func() time.Time { return r.now() }, Out: r.out.stderr, Gate: r.procs.gate}
+	r.ProgressEvery = cfg.ProgressEvery
+	r.InterruptNote = "killing the background jobs, then undoing what the run set up"
+	r.stages = &Stages{Total: stageCount, Log: filepath.Join(cfg.CacheRoot, "last-test-stages.tsv"), Start: r.Now(),
+		Now: func() time.Time { return r.Now() }, Out: r.Out.Stderr, Gate: r.Procs.Gate}
 	return r
 }
 

@@ -4,6 +4,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+
+	"github.com/zns-mysql/zns-mysql/hack/internal/stagerun"
 )
 
 // summaryPipe is bash's `{ stages 6 to 8; } 2>&1 | tee last-test.json | testsummary --recap RECAP`: while it
@@ -31,10 +33,10 @@ func (r *runner) openSummary(jsonPath, recap string) (*summaryPipe, error) {
 	}
 	p := &summaryPipe{w: pw, copied: make(chan bool, 1)}
 	p.ts = exec.Command(r.summary, "--recap", recap)
-	p.ts.Dir, p.ts.Env, p.ts.Stdin, p.ts.Stdout, p.ts.Stderr = r.root, r.env.List(nil), tsIn, r.stdout, r.stderr
+	p.ts.Dir, p.ts.Env, p.ts.Stdin, p.ts.Stdout, p.ts.Stderr = r.Root, r.Env.List(nil), tsIn, r.Stdout, r.Stderr
 	if err := p.ts.Start(); err != nil {
-		r.logf("%s: %v", r.summary, err)
-		p.tsRC, p.ts = startFailure(err), nil
+		r.Logf("%s: %v", r.summary, err)
+		p.tsRC, p.ts = stagerun.StartFailure(err), nil
 		toTS.Close()
 		toTS = nil
 	}
@@ -42,11 +44,11 @@ func (r *runner) openSummary(jsonPath, recap string) (*summaryPipe, error) {
 	file, err := os.Create(jsonPath)
 	teeOK := err == nil
 	if err != nil {
-		r.logf("tee: %v", err)
+		r.Logf("tee: %v", err)
 		file = nil
 	}
 	go func() { p.copied <- tee(pr, file, toTS) && teeOK }()
-	r.out.set(pw, pw)
+	r.Out.Set(pw, pw)
 	return p, nil
 }
 
@@ -89,11 +91,11 @@ func tee(from io.ReadCloser, file, to *os.File) bool {
 // close gives the runner its outputs back, lets testsummary finish and returns the pipeline's status, as bash's
 // pipefail has it: testsummary's when it failed, else tee's, else the stages' (stagesRC).
 func (p *summaryPipe) close(r *runner, stagesRC int) int {
-	r.out.set(r.stdout, r.stderr)
+	r.Out.Set(r.Stdout, r.Stderr)
 	p.w.Close()
 	teeOK := <-p.copied
 	if p.ts != nil {
-		p.tsRC = exitStatus(p.ts.Wait())
+		p.tsRC = stagerun.ExitStatus(p.ts.Wait())
 	}
 	return pipelineStatus(stagesRC, teeOK, p.tsRC)
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/zns-mysql/zns-mysql/hack/internal/stagerun/stageruntest"
 )
 
 const zonedPattern = "^(TestZonedFioBenchmark|TestZonedFilesystemFlow)$"
@@ -25,18 +27,9 @@ func banners(out string) []int {
 	return got
 }
 
-func contains(t *testing.T, what, s string, wants ...string) {
-	t.Helper()
-	for _, w := range wants {
-		if !strings.Contains(s, w) {
-			t.Errorf("%s lacks %q; it is:\n%s", what, w, s)
-		}
-	}
-}
-
 func stageLog(t *testing.T, f *fake) []string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(f.cache, "last-test-stages.tsv"))
+	b, err := os.ReadFile(filepath.Join(f.Cache, "last-test-stages.tsv"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,47 +49,42 @@ func TestRunWithoutDockerOrGuest(t *testing.T) {
 	if got := append(banners(errs), banners(out)...); !reflect.DeepEqual(got, []int{1, 2, 3, 4, 5, 6, 7, 8}) {
 		t.Errorf("banners %v", got)
 	}
-	contains(t, "stderr", errs,
+	stageruntest.Contains(t, "stderr", errs,
 		"\n==> [4/8] builds: Kubernetes (envtest), helm, the QEMU guest (0m",
 		"build-guest: MISSING: qemu-system-x86_64 (Debian package qemu-system-x86)\n"+
 			"test: the QEMU guest cannot be built here (above); its tests will say what they need\n",
 		"test: no usable Docker Engine: the images are not built; their tests and the e2e suite will skip and say so\n",
 		"stage timings (")
-	contains(t, "stdout", out,
+	stageruntest.Contains(t, "stdout", out,
 		"test: no e2e cluster: no usable Docker Engine (docker info failed); the suite reports itself skipped\n",
 		"test: no zoned node: the QEMU guest cannot be built here (stage 5 said why); its tests report themselves skipped\n",
 		"3 passed, 0 failed, 0 skipped")
-	if !strings.HasPrefix(lastLine(errs), "test: total 0m") {
-		t.Errorf("stderr ends %q", lastLine(errs))
+	if !strings.HasPrefix(stageruntest.LastLine(errs), "test: total 0m") {
+		t.Errorf("stderr ends %q", stageruntest.LastLine(errs))
 	}
 	want := []string{
 		"go-test -json -count=1 -timeout 45m example.com/a example.com/b | ZNS_E2E=unset ZNS_E2E_ZONED_NODE=unset ZNS_E2E_KUBECONFIG=unset ZNS_HELM=/fake/helm KUBEBUILDER_ASSETS=/fake/assets-envtest ZLOOP_MODULE=unset ZNS_REQUIRE_E2E=unset",
 		"go-test -json -count=1 -timeout 40m -skip " + zonedPattern + " ./test/e2e/ | ZNS_E2E=unset ZNS_E2E_ZONED_NODE=unset ZNS_E2E_KUBECONFIG=unset ZNS_HELM=/fake/helm KUBEBUILDER_ASSETS=unset ZLOOP_MODULE=unset ZNS_REQUIRE_E2E=unset",
 		"go-test -json -count=1 -run " + zonedPattern + " ./test/e2e/ | ZNS_E2E=unset ZNS_E2E_ZONED_NODE=unset ZNS_E2E_KUBECONFIG=unset ZNS_HELM=unset KUBEBUILDER_ASSETS=unset ZLOOP_MODULE=unset ZNS_REQUIRE_E2E=unset",
 	}
-	if got := f.callLines(t, "go-test"); !reflect.DeepEqual(got, want) {
+	if got := f.CallLines(t, "go-test"); !reflect.DeepEqual(got, want) {
 		t.Errorf("go test calls:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if got := f.callLines(t, "kubernetes"); !reflect.DeepEqual(got, []string{"kubernetes envtest"}) {
+	if got := f.CallLines(t, "kubernetes"); !reflect.DeepEqual(got, []string{"kubernetes envtest"}) {
 		t.Errorf("kubernetes.sh: %v", got)
 	}
 	for _, p := range []string{"cluster", "zoned-node", "images", "node-image", "build-zloop-module"} {
-		if got := f.callLines(t, p+" "); len(got) != 0 {
+		if got := f.CallLines(t, p+" "); len(got) != 0 {
 			t.Errorf("ran %v", got)
 		}
 	}
 	if got := stageLog(t, f); len(got) != 8 || !strings.HasPrefix(got[7], "8\tzoned end to end: a Kubernetes node with zoned devices under QEMU\t") {
 		t.Errorf("stage log %q", got)
 	}
-	json, err := os.ReadFile(filepath.Join(f.cache, "last-test.json"))
+	json, err := os.ReadFile(filepath.Join(f.Cache, "last-test.json"))
 	if err != nil || !strings.Contains(string(json), `"Action":"pass"`) || !strings.Contains(string(json), "==> [6/8]") {
 		t.Errorf("last-test.json: %v\n%s", err, json)
 	}
-}
-
-func lastLine(s string) string {
-	l := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
-	return l[len(l)-1]
 }
 
 // TestRunOwnClusterAndZonedNode: with Docker, the run builds the images and the node image, brings up its
@@ -106,7 +94,7 @@ func TestRunOwnClusterAndZonedNode(t *testing.T) {
 	f := newFake(t)
 	f.env["FAKE_DOCKER"] = "ok"
 	f.env["ZNS_TEST_BUDGET_MIN"] = "88"
-	ycsb := filepath.Join(f.cache, "tools", "go-ycsb-v1.0.1-linux-amd64", "go-ycsb")
+	ycsb := filepath.Join(f.Cache, "tools", "go-ycsb-v1.0.1-linux-amd64", "go-ycsb")
 	if err := os.MkdirAll(filepath.Dir(ycsb), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -116,18 +104,18 @@ func TestRunOwnClusterAndZonedNode(t *testing.T) {
 	r, stdout, stderr := f.runner(t)
 	r.loopDir = t.TempDir()
 	code := r.main()
-	r.finish()
+	r.Finish()
 	out, errs := stdout.String(), stderr.String()
 	if code != 0 {
 		t.Errorf("status %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	}
-	contains(t, "stderr", errs,
+	stageruntest.Contains(t, "stderr", errs,
 		"\n==> [4/8] builds: Kubernetes (envtest and the kind node image), helm, the QEMU guest, the images (0m",
 		"test: qemu-guest: /fake/guest\n",
 		"test: images: done\n", "test: node-image: done\n",
 		"test: go-ycsb: "+ycsb+" (the bench image's): TestYCSBRealServer runs it\n",
 		"test: zloop-module: /fake/zloop.ko: the QEMU tier's zloop tests load it (ZLOOP_MODULE)\n")
-	contains(t, "stdout", out, "test: deleting the test cluster zns-test\n", "test: stage 8's tests get 4500s (ZONED_E2E_TIMEOUT 75m; 88 min budget, 0m")
+	stageruntest.Contains(t, "stdout", out, "test: deleting the test cluster zns-test\n", "test: stage 8's tests get 4500s (ZONED_E2E_TIMEOUT 75m; 88 min budget, 0m")
 	owner := "owner=" + strconv.Itoa(os.Getpid())
 	want := []string{
 		"kubernetes node",
@@ -144,7 +132,7 @@ func TestRunOwnClusterAndZonedNode(t *testing.T) {
 		"zoned-node down " + owner,
 	}
 	var got []string
-	for _, l := range f.callLines(t, "") {
+	for _, l := range f.CallLines(t, "") {
 		for _, p := range []string{"kubernetes", "go-test", "cluster", "load-images", "zoned-node"} {
 			if strings.HasPrefix(l, p+" ") {
 				got = append(got, l)
@@ -154,14 +142,14 @@ func TestRunOwnClusterAndZonedNode(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("calls:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if got := f.callLines(t, "build-guest"); len(got) != 2 {
+	if got := f.CallLines(t, "build-guest"); len(got) != 2 {
 		t.Errorf("build-guest.sh ran %d times, want 2 (the build, then its directory for zloop)", len(got))
 	}
-	if got := f.callLines(t, "build-zloop-module"); !reflect.DeepEqual(got, []string{"build-zloop-module --for-guest /fake/guest"}) {
+	if got := f.CallLines(t, "build-zloop-module"); !reflect.DeepEqual(got, []string{"build-zloop-module --for-guest /fake/guest"}) {
 		t.Errorf("build-zloop-module.sh: %v", got)
 	}
 	if os.Geteuid() == 0 {
-		contains(t, "stdout", out, "test: no loop device (losetup: cannot find an unused loop device): the e2e tests that need one will skip and say so\n")
+		stageruntest.Contains(t, "stdout", out, "test: no loop device (losetup: cannot find an unused loop device): the e2e tests that need one will skip and say so\n")
 		if n := strings.Count(out, "test: no loop device"); n != 1 {
 			t.Errorf("%d lines say there is no loop device, want 1: the others are not tried", n)
 		}
@@ -196,17 +184,17 @@ func TestRunFailureInTheTestStagesStillSummarizes(t *testing.T) {
 			if code != 1 {
 				t.Errorf("status %d, want 1", code)
 			}
-			contains(t, "stdout", out, strings.ReplaceAll(tc.message, "CACHE", f.cache), "passed, 0 failed")
-			contains(t, "stderr", errs, "stage timings (")
+			stageruntest.Contains(t, "stdout", out, strings.ReplaceAll(tc.message, "CACHE", f.Cache), "passed, 0 failed")
+			stageruntest.Contains(t, "stderr", errs, "stage timings (")
 			if got := banners(out); got[len(got)-1] != tc.stage {
 				t.Errorf("banners %v: the last should be the failed stage's", got)
 			}
 			// the total, then what the cleanups say (bash's EXIT trap came after it too)
-			if !strings.HasPrefix(lastLine(errs), tc.last) || !strings.Contains(errs, "\ntest: total ") {
-				t.Errorf("stderr ends %q, want %q after the total", lastLine(errs), tc.last)
+			if !strings.HasPrefix(stageruntest.LastLine(errs), tc.last) || !strings.Contains(errs, "\ntest: total ") {
+				t.Errorf("stderr ends %q, want %q after the total", stageruntest.LastLine(errs), tc.last)
 			}
 			for prefix, n := range tc.calls {
-				if got := f.callLines(t, prefix); len(got) != n {
+				if got := f.CallLines(t, prefix); len(got) != n {
 					t.Errorf("%q: %d calls, want %d: %v", prefix, len(got), n, got)
 				}
 			}
@@ -232,7 +220,7 @@ func TestRunStopsAtAFailedStage(t *testing.T) {
 	if got := stageLog(t, f); len(got) != 3 {
 		t.Errorf("stage log %q", got)
 	}
-	if got := f.callLines(t, "build-guest"); len(got) != 0 {
+	if got := f.CallLines(t, "build-guest"); len(got) != 0 {
 		t.Errorf("stage 4 began: %v", got)
 	}
 }
@@ -246,7 +234,7 @@ func TestRunGuestBuildFailureStopsStage5(t *testing.T) {
 	if code != 1 {
 		t.Errorf("status %d", code)
 	}
-	contains(t, "stderr", errs, "build-guest: MISSING: qemu-system-x86_64 (Debian package qemu-system-x86)\n\ntest: ERROR in stage 5. building the QEMU guest failed (above; hack/qemu/build-guest.sh alone shows it again)\n")
+	stageruntest.Contains(t, "stderr", errs, "build-guest: MISSING: qemu-system-x86_64 (Debian package qemu-system-x86)\n\ntest: ERROR in stage 5. building the QEMU guest failed (above; hack/qemu/build-guest.sh alone shows it again)\n")
 }
 
 // TestRunRequireE2EWithoutDocker: ZNS_REQUIRE_E2E=1 and no Docker Engine: stage 0 fails at once, naming it.
@@ -257,7 +245,7 @@ func TestRunRequireE2EWithoutDocker(t *testing.T) {
 	if want := "\ntest: ERROR in stage 0. ZNS_REQUIRE_E2E=1 but no usable Docker Engine (docker info failed): start the Docker Engine\n"; code != 1 || errs != want || out != "" {
 		t.Errorf("got %d, %q, %q; want 1 and %q", code, out, errs, want)
 	}
-	if got := f.callLines(t, ""); len(got) != 0 {
+	if got := f.CallLines(t, ""); len(got) != 0 {
 		t.Errorf("ran %v", got)
 	}
 }
@@ -271,8 +259,8 @@ func TestRunRequireQEMUWithoutGuest(t *testing.T) {
 	if code != 1 {
 		t.Errorf("status %d", code)
 	}
-	contains(t, "stdout", out, "\ntest: ERROR in stage 8. ZNS_REQUIRE_QEMU=1 but the QEMU guest cannot be built here (stage 5 said why)\n")
-	if got := f.callLines(t, "go-test"); len(got) != 2 {
+	stageruntest.Contains(t, "stdout", out, "\ntest: ERROR in stage 8. ZNS_REQUIRE_QEMU=1 but the QEMU guest cannot be built here (stage 5 said why)\n")
+	if got := f.CallLines(t, "go-test"); len(got) != 2 {
 		t.Errorf("go test ran %d times, want 2 (stages 6 and 7)", len(got))
 	}
 }
@@ -288,41 +276,19 @@ func TestRunGoTestFailureFailsTheRun(t *testing.T) {
 	}
 }
 
-// TestInterrupt: SIGTERM reaches the command running, kills the background jobs, runs the cleanups once, and
-// the run's status is 128+15.
-func TestInterrupt(t *testing.T) {
+// TestInterruptSaysWhatItUndoes: SIGTERM runs the cleanups once and says so (stagerun's tests cover the
+// commands and jobs it stops); the run's status is 128+15.
+func TestInterruptSaysWhatItUndoes(t *testing.T) {
 	f := newFake(t)
 	r, _, errs := f.runner(t)
-	if err := os.MkdirAll(r.logs, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	cleaned := 0
-	r.cleanups.add("count", func() { cleaned++ })
-	if err := r.background("images", r.cmd(nil, "sleep", "300")); err != nil {
-		t.Fatal(err)
-	}
-	fg := make(chan int)
-	go func() { fg <- r.run(r.cmd(nil, "sleep", "300")) }()
-	waitFor(t, "the foreground command", func() bool {
-		r.procs.mu.Lock()
-		defer r.procs.mu.Unlock()
-		return len(r.procs.running) == 1
-	})
-	if code := r.interrupt(syscall.SIGTERM); code != 143 {
+	r.Cleanups.Add("count", func() { cleaned++ })
+	if code := r.Interrupt(syscall.SIGTERM); code != 143 {
 		t.Errorf("status %d", code)
 	}
-	if rc := <-fg; rc != 143 {
-		t.Errorf("the foreground command: %d, want TERM's", rc)
-	}
-	if r.bg["images"].running() || r.bg["images"].status != 143 {
-		t.Errorf("the background job: running %v, status %d", r.bg["images"].running(), r.bg["images"].status)
-	}
-	r.finish()
+	r.Finish()
 	if cleaned != 1 {
 		t.Errorf("the cleanup ran %d times", cleaned)
 	}
-	contains(t, "stderr", errs.String(), "test: terminated: killing the background jobs, then undoing what the run set up\n")
-	if !r.procs.stopped {
-		t.Error("commands may still start")
-	}
+	stageruntest.Contains(t, "stderr", errs.String(), "test: terminated: killing the background jobs, then undoing what the run set up\n")
 }

@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"time"
+
+	"github.com/zns-mysql/zns-mysql/hack/internal/stagerun"
 )
 
 // Stages numbers the stages of a run: each begins with a banner a person can find in a long log, with the time
@@ -45,7 +47,7 @@ func (s *Stages) Begin(n int, name string) error {
 		s.Gate()
 	}
 	at := s.Elapsed()
-	fmt.Fprintf(s.Out(), "\n==> [%d/%d] %s (%s since the start)\n", n, s.Total, name, mmss(at))
+	fmt.Fprintf(s.Out(), "\n==> [%d/%d] %s (%s since the start)\n", n, s.Total, name, stagerun.Mmss(at))
 	f, err := os.OpenFile(s.Log, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return err

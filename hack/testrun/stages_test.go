@@ -86,8 +86,8 @@ func TestStageOfAShellCommand(t *testing.T) {
 	f := newFake(t)
 	r, _, errs := f.runner(t)
 	start := time.Now()
-	r.stages.Start, r.now = start, func() time.Time { return start }
-	if err := os.MkdirAll(f.cache, 0o755); err != nil {
+	r.stages.Start, r.Now = start, func() time.Time { return start }
+	if err := os.MkdirAll(f.Cache, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.stages.Reset(); err != nil {
@@ -95,7 +95,7 @@ func TestStageOfAShellCommand(t *testing.T) {
 	}
 	var got int
 	rc := r.stages.Run(1, "a command", func() error {
-		if got = r.run(r.cmd(nil, "sh", "-c", "echo from the command >&2; exit 3")); got != 0 {
+		if got = r.Run(r.Cmd(nil, "sh", "-c", "echo from the command >&2; exit 3")); got != 0 {
 			return fail(1, "what to do")
 		}
 		return nil
@@ -108,11 +108,11 @@ func TestStageOfAShellCommand(t *testing.T) {
 		t.Errorf("stderr %q, want %q", errs.String(), want)
 	}
 	for cmd, want := range map[string]int{"kill -TERM $$": 143, "exit 0": 0} {
-		if got := r.run(r.cmd(nil, "sh", "-c", cmd)); got != want {
+		if got := r.Run(r.Cmd(nil, "sh", "-c", cmd)); got != want {
 			t.Errorf("%s: status %d, want %d", cmd, got, want)
 		}
 	}
-	if got := r.run(r.cmd(nil, "hack/no-such-script.sh")); got != 127 {
+	if got := r.Run(r.Cmd(nil, "hack/no-such-script.sh")); got != 127 {
 		t.Errorf("a missing script: status %d, want 127", got)
 	}
 }

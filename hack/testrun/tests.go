@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/zns-mysql/zns-mysql/hack/internal/stagerun"
 	"github.com/zns-mysql/zns-mysql/test/e2e"
 )
 
@@ -23,17 +24,17 @@ func (r *runner) tests() int {
 		return r.stages.Report(6, err)
 	}
 	status := p.close(r, r.testStages())
-	r.procs.gate()
-	c := r.cmd(nil, r.summary, "stages", r.stages.Log, strconv.Itoa(r.stages.Elapsed()))
-	c.Stdout = r.stderr
-	if r.run(c) != 0 {
-		r.logf("no stage timings (above)")
+	r.Procs.Gate()
+	c := r.Cmd(nil, r.summary, "stages", r.stages.Log, strconv.Itoa(r.stages.Elapsed()))
+	c.Stdout = r.Stderr
+	if r.Run(c) != 0 {
+		r.Logf("no stage timings (above)")
 	}
 	// the failed tests' last words once more, last: a long log is often read by its tail alone
 	if b, err := os.ReadFile(recap); err == nil && len(b) > 0 {
-		r.stderr.Write(b)
+		r.Stderr.Write(b)
 	}
-	r.logf("total %s", mmss(r.stages.Elapsed()))
+	r.Logf("total %s", stagerun.Mmss(r.stages.Elapsed()))
 	return status
 }
 
@@ -48,7 +49,7 @@ func (r *runner) testStages() int {
 	}
 	if rc := r.stages.Run(6, "tests: pure Go, real MariaDB on loopback, envtest, chart, QEMU guest, images", func() error {
 		// the QEMU package boots guests that run MariaDB under emulation: more than go test's default 10 minutes
-		note(r.run(r.goTest([]string{"KUBEBUILDER_ASSETS=" + r.assets, "ZNS_HELM=" + r.helm},
+		note(r.Run(r.goTest([]string{"KUBEBUILDER_ASSETS=" + r.assets, "ZNS_HELM=" + r.helm},
 			append([]string{"-timeout", r.cfg.TestTimeout}, r.packages...)...)))
 		return nil
 	}); rc != 0 {
@@ -69,7 +70,7 @@ func (r *runner) testStages() int {
 
 // goTest is `go test -json GO_TEST_FLAGS ARGS...` with extra in its environment.
 func (r *runner) goTest(extra []string, args ...string) *exec.Cmd {
-	return r.cmd(extra, "go", append(append([]string{"test", "-json"}, r.cfg.GoTestFlags...), args...)...)
+	return r.Cmd(extra, "go", append(append([]string{"test", "-json"}, r.cfg.GoTestFlags...), args...)...)
 }
 
 // e2eOnKind is stage 7: the e2e suite but the zoned node's tests, on the tier's cluster, which is deleted
@@ -81,15 +82,15 @@ func (r *runner) e2eOnKind(note func(int)) error {
 			return fail(7, "the test cluster did not come up (above); hack/kind/cluster.sh status shows it, ZNS_E2E=0 make test skips this tier")
 		}
 	case e2eGiven:
-		r.env.Set("ZNS_E2E", "1")
+		r.Env.Set("ZNS_E2E", "1")
 	case e2eNone:
-		r.logf("no e2e cluster: %s; the suite reports itself skipped", r.why)
-		r.env.Unset("ZNS_E2E")
+		r.Logf("no e2e cluster: %s; the suite reports itself skipped", r.why)
+		r.Env.Unset("ZNS_E2E")
 	}
-	note(r.run(r.goTest([]string{"ZNS_HELM=" + r.helm}, "-timeout", r.cfg.E2ETimeout, "-skip", e2e.ZonedNodePattern(), "./test/e2e/")))
+	note(r.Run(r.goTest([]string{"ZNS_HELM=" + r.helm}, "-timeout", r.cfg.E2ETimeout, "-skip", e2e.ZonedNodePattern(), "./test/e2e/")))
 	// the kind cluster's node would take CPU from the emulated one
 	if r.cluster != nil {
-		r.cluster.runOne()
+		r.cluster.RunOne()
 	}
 	return nil
 }
@@ -98,7 +99,7 @@ func (r *runner) e2eOnKind(note func(int)) error {
 // did not come up (what failed said why).
 func (r *runner) ownCluster() bool {
 	cluster := r.cfg.KindCluster
-	r.env.Set("ZNS_KIND_CLUSTER", cluster, "ZNS_KIND_NODE", r.cfg.KindNode, "ZNS_KIND_WORKERS", strconv.Itoa(r.cfg.KindWorkers))
+	r.Env.Set("ZNS_KIND_CLUSTER", cluster, "ZNS_KIND_NODE", r.cfg.KindNode, "ZNS_KIND_WORKERS", strconv.Itoa(r.cfg.KindWorkers))
 	// Block devices, which must exist before the cluster (a kind node keeps a static copy of /dev): one for the
 	// refusal test, whose first MiB is random so that any write to it shows, and an empty one on each of two
 	// workers for the databases across nodes. Loop devices: root only; the tests say what they need and skip
@@ -108,7 +109,7 @@ func (r *runner) ownCluster() bool {
 		workers := workerNames(cluster, min(r.cfg.KindWorkers, 2))
 		if dev := r.loopDevice(128<<20, true); dev != "" {
 			devs = append(devs, dev)
-			r.env.Set("ZNS_E2E_CONVENTIONAL_DEVICE", cluster+"-control-plane:"+strings.TrimPrefix(dev, "/dev/"))
+			r.Env.Set("ZNS_E2E_CONVENTIONAL_DEVICE", cluster+"-control-plane:"+strings.TrimPrefix(dev, "/dev/"))
 		} else {
 			workers = nil // the next would fail alike
 		}
@@ -119,18 +120,18 @@ func (r *runner) ownCluster() bool {
 				onNodes = append(onNodes, worker+":"+strings.TrimPrefix(dev, "/dev/"))
 			}
 		}
-		r.env.Set("ZNS_KIND_DEVICES", strings.Join(devs, " "), "ZNS_E2E_NODE_DEVICES", strings.Join(onNodes, " "))
+		r.Env.Set("ZNS_KIND_DEVICES", strings.Join(devs, " "), "ZNS_E2E_NODE_DEVICES", strings.Join(onNodes, " "))
 	}
-	r.cluster = r.cleanups.add("the kind cluster", func() { r.deleteCluster(cluster) })
-	kubeconfig, rc := r.output(r.cmd(nil, "hack/kind/cluster.sh", "up"))
+	r.cluster = r.Cleanups.Add("the kind cluster", func() { r.deleteCluster(cluster) })
+	kubeconfig, rc := r.Output(r.Cmd(nil, "hack/kind/cluster.sh", "up"))
 	if rc != 0 {
 		return false
 	}
-	tag, rc := r.output(r.cmd(nil, "hack/kind/load-images.sh", "bench", "mariadb", "operator"))
+	tag, rc := r.Output(r.Cmd(nil, "hack/kind/load-images.sh", "bench", "mariadb", "operator"))
 	if rc != 0 {
 		return false
 	}
-	r.env.Set("ZNS_E2E", "1", "ZNS_E2E_KUBECONFIG", kubeconfig, "ZNS_E2E_TAG", tag)
+	r.Env.Set("ZNS_E2E", "1", "ZNS_E2E_KUBECONFIG", kubeconfig, "ZNS_E2E_TAG", tag)
 	return true
 }
 
@@ -150,14 +151,14 @@ func workerNames(cluster string, n int) []string {
 // deleteCluster deletes the kind cluster the run created, unless ZNS_TEST_KEEP_CLUSTER=1.
 func (r *runner) deleteCluster(cluster string) {
 	if r.cfg.KeepCluster {
-		r.logf("kept the test cluster %s (ZNS_TEST_KEEP_CLUSTER=1): ZNS_KIND_CLUSTER=%s hack/kind/cluster.sh down removes it", cluster, cluster)
+		r.Logf("kept the test cluster %s (ZNS_TEST_KEEP_CLUSTER=1): ZNS_KIND_CLUSTER=%s hack/kind/cluster.sh down removes it", cluster, cluster)
 		return
 	}
-	r.logf("deleting the test cluster %s", cluster)
-	c := r.cmd([]string{"ZNS_KIND_CLUSTER=" + cluster}, "hack/kind/cluster.sh", "down")
+	r.Logf("deleting the test cluster %s", cluster)
+	c := r.Cmd([]string{"ZNS_KIND_CLUSTER=" + cluster}, "hack/kind/cluster.sh", "down")
 	c.Stdout = nil
-	if r.runAs(c, true) != 0 {
-		r.logf("could not delete it: ZNS_KIND_CLUSTER=%s hack/kind/cluster.sh down", cluster)
+	if r.RunCleanup(c) != 0 {
+		r.Logf("could not delete it: ZNS_KIND_CLUSTER=%s hack/kind/cluster.sh down", cluster)
 	}
 }
 
@@ -166,11 +167,11 @@ func (r *runner) deleteCluster(cluster string) {
 func (r *runner) loopDevice(size int64, marked bool) string {
 	f, err := os.CreateTemp(r.loopDir, "zns-test-loop.")
 	if err != nil {
-		r.logf("no loop device (%v): the e2e tests that need one will skip and say so", err)
+		r.Logf("no loop device (%v): the e2e tests that need one will skip and say so", err)
 		return ""
 	}
 	file := f.Name()
-	r.cleanups.add("the loop device's file", func() {
+	r.Cleanups.Add("the loop device's file", func() {
 		if !r.cfg.KeepCluster {
 			os.Remove(file)
 		}
@@ -186,26 +187,26 @@ func (r *runner) loopDevice(size int64, marked bool) string {
 		err = cerr
 	}
 	if err != nil {
-		r.logf("no loop device (%s: %v): the e2e tests that need one will skip and say so", file, err)
+		r.Logf("no loop device (%s: %v): the e2e tests that need one will skip and say so", file, err)
 		return ""
 	}
 	var out bytes.Buffer
-	c := r.cmd(nil, "losetup", "-f", "--show", file)
+	c := r.Cmd(nil, "losetup", "-f", "--show", file)
 	c.Stdout, c.Stderr = &out, &out
-	rc := r.run(c)
-	dev := trimNewlines(out.String())
-	if rc != 0 || !blockDevice(dev) {
-		r.logf("no loop device (%s): the e2e tests that need one will skip and say so", dev)
+	rc := r.Run(c)
+	dev := stagerun.TrimNewlines(out.String())
+	if rc != 0 || !stagerun.BlockDevice(dev) {
+		r.Logf("no loop device (%s): the e2e tests that need one will skip and say so", dev)
 		return ""
 	}
-	r.cleanups.add("the loop device", func() {
+	r.Cleanups.Add("the loop device", func() {
 		if !r.cfg.KeepCluster {
-			c := r.cmd(nil, "losetup", "-d", dev)
+			c := r.Cmd(nil, "losetup", "-d", dev)
 			c.Stdout, c.Stderr = nil, nil
-			r.runAs(c, true)
+			r.RunCleanup(c)
 		}
 	})
-	r.logf("test device: %s over %s", dev, file)
+	r.Logf("test device: %s over %s", dev, file)
 	return dev
 }
 
@@ -218,39 +219,36 @@ func (r *runner) zonedE2E() (int, error) {
 		if r.cfg.RequireQEMU {
 			return 0, fail(8, "ZNS_REQUIRE_QEMU=1 but "+why)
 		}
-		r.logf("no zoned node: %s; its tests report themselves skipped", why)
+		r.Logf("no zoned node: %s; its tests report themselves skipped", why)
 		c := r.goTest(nil, "-run", e2e.ZonedNodePattern(), "./test/e2e/")
-		c.Env = r.env.List(nil, "ZNS_E2E", "ZNS_REQUIRE_E2E", "ZNS_E2E_ZONED_NODE")
-		return r.run(c), nil
+		c.Env = r.Env.List(nil, "ZNS_E2E", "ZNS_REQUIRE_E2E", "ZNS_E2E_ZONED_NODE")
+		return r.Run(c), nil
 	}
-	node := r.cleanups.add("the zoned node", func() {
-		r.runAs(r.cmd(nil, "hack/qemu/zoned-node.sh", "down"), true)
+	node := r.Cleanups.Add("the zoned node", func() {
+		r.RunCleanup(r.Cmd(nil, "hack/qemu/zoned-node.sh", "down"))
 	})
 	// a fresh node: what an earlier run left on its devices and volumes would be in the tests' way
-	if r.run(r.cmd(nil, "hack/qemu/zoned-node.sh", "down")) != 0 {
+	if r.Run(r.Cmd(nil, "hack/qemu/zoned-node.sh", "down")) != 0 {
 		return 0, fail(8, "the zoned node is another run's (above)")
 	}
-	up := r.cmd(nil, "hack/qemu/zoned-node.sh", "up")
+	up := r.Cmd(nil, "hack/qemu/zoned-node.sh", "up")
 	up.Stdout = nil
-	if r.run(up) != 0 {
+	if r.Run(up) != 0 {
 		return 0, fail(8, "the zoned node did not come up (above; its log: "+r.cfg.CacheRoot+"/zoned-node/guest.log); hack/qemu/zoned-node.sh up alone tries again, ZNS_E2E=0 make test skips it")
 	}
 	env := r.zonedNodeEnv()
 	timeout, note := stage8Timeout(r.cfg, r.stages.Elapsed())
 	if note != "" {
-		r.logf("%s", note)
+		r.Logf("%s", note)
 	}
-	rc := r.run(r.goTest(append(env, "ZNS_HELM="+r.helm), "-timeout", timeout, "-run", e2e.ZonedNodePattern(), "./test/e2e/"))
-	node.runOne()
+	rc := r.Run(r.goTest(append(env, "ZNS_HELM="+r.helm), "-timeout", timeout, "-run", e2e.ZonedNodePattern(), "./test/e2e/"))
+	node.RunOne()
 	return rc, nil
 }
 
 // zonedNodeEnv is what `eval "$(hack/qemu/zoned-node.sh env)"` exports (ZNS_E2E_KUBECONFIG at the node,
 // ZNS_E2E_ZONED_NODE, the time scale, ...), evaluated by bash as before, as NAME=VALUE.
 func (r *runner) zonedNodeEnv() []string {
-	var out bytes.Buffer
-	c := r.cmd(nil, "bash", "-c", `eval "$(hack/qemu/zoned-node.sh env)"; env -0`)
-	c.Stdout = &out
-	r.run(c)
-	return envChanges(c.Env, out.String())
+	env, _ := r.EvalExports("hack/qemu/zoned-node.sh", "env")
+	return env
 }
