@@ -76,9 +76,13 @@ func observerFlags(fs *flag.FlagSet, c *config) {
 	fs.DurationVar(&c.observerTimeout, "observer-timeout", defaultObserverTimeout, "bound of one call to --observer (each is tried a few times)")
 }
 
-// checkObserverFlags refuses --observer with the flags that only make sense on the device's node: there the
-// observer samples the device and the drive sidecar runs beside it.
-func checkObserverFlags(c config) error {
+// checkPhaseFlags refuses flags that contradict each other: two ways to start, and --observer with the flags that
+// only make sense on the device's node (there the observer samples the device and the drive sidecar runs beside
+// it).
+func checkPhaseFlags(c config) error {
+	if err := c.start.check(); err != nil {
+		return err
+	}
 	if c.observer == "" {
 		return nil
 	}

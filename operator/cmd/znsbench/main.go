@@ -54,8 +54,8 @@ type config struct {
 	target         string
 	iteration      int
 	terminationLog string
-	startAt        time.Time
-	startTolerance time.Duration
+	// start is the common start of a run (barrier.go).
+	start          *startBarrier
 	device         string
 	sysBlock       string
 	tailLines      int
@@ -104,12 +104,8 @@ func newFlagSet(c *config) *flag.FlagSet {
 	fs.StringVar(&c.target, "target", "", "target name, copied into the summary")
 	fs.IntVar(&c.iteration, "iteration", 0, "iteration number, copied into the summary")
 	fs.StringVar(&c.terminationLog, "termination-log", "/dev/termination-log", "where to write the summary (skipped if not writable)")
-	fs.Func("start-at", "RFC 3339 time to start sysbench at (the multi-tenant barrier)", func(v string) error {
-		t, err := time.Parse(time.RFC3339Nano, v)
-		c.startAt = t
-		return err
-	})
-	fs.DurationVar(&c.startTolerance, "start-tolerance", 5*time.Second, "how late after --start-at the runner may still start; later is a failure")
+	c.start = &startBarrier{}
+	startFlags(fs, c.start)
 	fs.StringVar(&c.device, "device", "", "block device kernel name to sample written bytes from (e.g. nvme0n2); "+
 		"DEV+DEV counts several together (zoned XFS's data and metadata devices)")
 	fs.StringVar(&c.sysBlock, "sys-block", "/sys/block", "sysfs block directory")
@@ -167,7 +163,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, getenv f
 		fmt.Fprintf(stderr, "znsbench %s: unexpected arguments %q\n", c.phase, fs.Args())
 		return 2
 	}
-	if err := checkObserverFlags(c); err != nil {
+	if err := checkPhaseFlags(c); err != nil {
 		fmt.Fprintf(stderr, "znsbench %s: %v\n", c.phase, err)
 		return 2
 	}

@@ -192,7 +192,9 @@ func (r *runner) sysbench(ctx context.Context) error {
 		return fmt.Errorf("unknown --password-mode %q (want env or config-file)", c.passwordMode)
 	}
 
-	if err := waitForStart(ctx, c.startAt, c.startTolerance, r.now, r.sleep); err != nil {
+	done, err := c.start.await(ctx, r.now, r.sleep, r.logf)
+	defer done()
+	if err != nil {
 		return err
 	}
 

@@ -62,12 +62,8 @@ func ycsbFlagSet(c *config, y *ycsbConfig) *flag.FlagSet {
 	fs.StringVar(&c.target, "target", "", "target name, copied into the summary")
 	fs.IntVar(&c.iteration, "iteration", 0, "iteration number, copied into the summary")
 	fs.StringVar(&c.terminationLog, "termination-log", "/dev/termination-log", "where to write the summary (skipped if not writable)")
-	fs.Func("start-at", "RFC 3339 time to start the run at (the multi-tenant barrier)", func(v string) error {
-		t, err := time.Parse(time.RFC3339Nano, v)
-		c.startAt = t
-		return err
-	})
-	fs.DurationVar(&c.startTolerance, "start-tolerance", 5*time.Second, "how late after --start-at the runner may still start; later is a failure")
+	c.start = &startBarrier{}
+	startFlags(fs, c.start)
 	fs.StringVar(&c.device, "device", "", "block device kernel name to sample written bytes from; DEV+DEV counts several together")
 	fs.StringVar(&c.sysBlock, "sys-block", "/sys/block", "sysfs block directory")
 	fs.IntVar(&c.tailLines, "tail-lines", 15, "go-ycsb output lines kept in a failure's error message")
@@ -100,7 +96,7 @@ func ycsbMain(ctx context.Context, sub string, args []string, stdout, stderr io.
 	// connect, ensureDatabase and measureSize read the server from the sysbench spec.
 	c.spec.Host, c.spec.Port, c.spec.User, c.spec.DB = y.spec.Host, y.spec.Port, y.spec.User, y.spec.DB
 	c.spec.Threads = y.spec.Threads
-	if err := checkObserverFlags(c); err != nil {
+	if err := checkPhaseFlags(c); err != nil {
 		fmt.Fprintf(stderr, "znsbench %s: %v\n", sub, err)
 		return 2
 	}
@@ -198,7 +194,9 @@ func (r *runner) goYCSB(ctx context.Context, phase ycsb.Phase, y ycsbConfig) err
 		env = append(env, ycsb.PasswordEnv+"="+c.password)
 	}
 	if phase == ycsb.PhaseRun {
-		if err := waitForStart(ctx, c.startAt, c.startTolerance, r.now, r.sleep); err != nil {
+		done, err := c.start.await(ctx, r.now, r.sleep, r.logf)
+		defer done()
+		if err != nil {
 			return err
 		}
 	}
