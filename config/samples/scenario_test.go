@@ -150,7 +150,7 @@ func TestPlaceChangesOnlyWhatItNames(t *testing.T) {
 		t.Errorf("innodb-zxfs lost what Place does not name: %+v", db.Spec)
 	}
 	b := zoned.Benchmarks[0].Spec
-	if b.StartDelaySeconds != 4*75 || b.TargetTimeoutSeconds != 4*600 || b.Workload != "oltp_read_only" || b.TableSize != 123 ||
+	if b.StartDelaySeconds != 4*15 || b.TargetTimeoutSeconds != 4*600 || b.Workload != "oltp_read_only" || b.TableSize != 123 ||
 		b.Threads != 9 || b.DurationSeconds != 33 || b.Tables != 1 || b.Iterations != 1 || b.ReportIntervalSeconds != 2 {
 		t.Errorf("Benchmark spec after Place: %+v", b)
 	}

@@ -21,7 +21,7 @@ func TestDemoZonedPart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"kind: Benchmark\n", "  name: demo-1\n  namespace: zns-demo-zoned\n", "  startDelaySeconds: 300\n",
+	for _, want := range []string{"kind: Benchmark\n", "  name: demo-1\n  namespace: zns-demo-zoned\n", "  startDelaySeconds: 60\n",
 		"  targetTimeoutSeconds: 2400\n", "  durationSeconds: 30\n", "  reportIntervalSeconds: 1\n", "  - name: innodb-small-zones\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("missing %q in:\n%s", want, out)

@@ -343,7 +343,7 @@ func TestConventionalFlow(t *testing.T) {
 	lab.Place(samples.Placement{Run: samples.Run{Workload: "oltp_update_index", Tables: 2, TableSize: 2000, Threads: 2,
 		DurationSeconds: 15, Every: 1, Iterations: 1}})
 	cmp := lab.Benchmarks[0].Spec
-	cmp.StartDelaySeconds = 30
+	cmp.StartDelaySeconds = 10 // the start is set once both runners are ready: this is only its way to them
 	b := runBenchmark(t, ns, "cmp", cmp)
 	for _, ts := range b.Status.Targets {
 		if ts.State != v1alpha1.TargetDone || ts.Rows != 4000 || len(ts.Iterations) != 1 || ts.Mean == nil || ts.VsBaseline == nil {
@@ -398,7 +398,7 @@ func TestConventionalFlow(t *testing.T) {
 	node := dbPod.Spec.NodeName
 	again := runBenchmark(t, ns, "again", v1alpha1.BenchmarkSpec{
 		Workloads: workloads, Tables: 1, TableSize: 1000, Threads: 1,
-		DurationSeconds: 5, ReportIntervalSeconds: 1, Iterations: 1, StartDelaySeconds: 20,
+		DurationSeconds: 5, ReportIntervalSeconds: 1, Iterations: 1, StartDelaySeconds: 10,
 		SteadyState: &rule,
 		Clients: &v1alpha1.BenchmarkClients{Placement: v1alpha1.ClientsBySelector,
 			NodeSelector: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelHostname: node}}},
@@ -473,7 +473,7 @@ func checkYCSB(t *testing.T, ns string) {
 		Tool: v1alpha1.ToolYCSB,
 		YCSB: &v1alpha1.YCSBSpec{Workload: "a", RecordCount: intstr.FromInt32(2000), FieldCount: 1, FieldLength: 1024,
 			RequestDistribution: "uniform", LoadThreads: 2},
-		Threads: 2, DurationSeconds: 10, ReportIntervalSeconds: 2, Iterations: 1, StartDelaySeconds: 20,
+		Threads: 2, DurationSeconds: 10, ReportIntervalSeconds: 2, Iterations: 1, StartDelaySeconds: 10,
 	})
 	for _, ts := range b.Status.Targets {
 		if ts.State != v1alpha1.TargetDone || ts.YCSB == nil || ts.YCSB.RecordCount != 2000 || len(ts.Iterations) != 1 {

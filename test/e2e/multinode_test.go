@@ -61,7 +61,7 @@ func TestAcrossNodes(t *testing.T) {
 		Targets:   []v1alpha1.BenchmarkTarget{{Name: dbs[0].Name}, {Name: dbs[1].Name}},
 		Baseline:  dbs[1].Name,
 		Workloads: []string{"oltp_update_index"}, Tables: 1, TableSize: 2000, Threads: 2,
-		DurationSeconds: 10, ReportIntervalSeconds: 1, Iterations: 1, StartDelaySeconds: 45,
+		DurationSeconds: 10, ReportIntervalSeconds: 1, Iterations: 1, StartDelaySeconds: 10,
 		Clients: &v1alpha1.BenchmarkClients{Placement: v1alpha1.ClientsBySelector,
 			NodeSelector: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelHostname: clientNode}}},
 	}}

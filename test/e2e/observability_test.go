@@ -100,7 +100,7 @@ scrape_configs:
 	b := &v1alpha1.Benchmark{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "obs"}, Spec: v1alpha1.BenchmarkSpec{
 		Targets:  []v1alpha1.BenchmarkTarget{{Name: db.Name}},
 		Workload: "oltp_update_index", Tables: 1, TableSize: 2000, Threads: 2,
-		DurationSeconds: 20, ReportIntervalSeconds: 1, Iterations: 1, StartDelaySeconds: 20,
+		DurationSeconds: 20, ReportIntervalSeconds: 1, Iterations: 1, StartDelaySeconds: 10,
 	}}
 	if err := k8s.Create(ctx, b); err != nil {
 		t.Fatal(err)

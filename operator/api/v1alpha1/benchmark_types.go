@@ -219,8 +219,9 @@ type BenchmarkSpec struct {
 	// +optional
 	MeasureInterference bool `json:"measureInterference,omitempty"`
 
-	// StartDelaySeconds is how far in the future the common start of a run is set when its Jobs are created, so
-	// that every target's pod is running when it comes. Default: 20.
+	// StartDelaySeconds is how far in the future the common start of a run is set once every target's runner
+	// waits at the start barrier (its pod Ready; the wait is bounded by targetTimeoutSeconds): the time the start
+	// takes to reach each runner (a pod annotation the kubelet writes into a file). Default: 20.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=3600
 	// +kubebuilder:default=20
@@ -316,7 +317,8 @@ type BenchmarkStatus struct {
 	// +optional
 	Iteration int32 `json:"iteration,omitempty"`
 
-	// StartAt is the common start time of the current run iteration: every target's runner waits for it.
+	// StartAt is the common start time of the current run iteration, set once every target's runner waits at the
+	// start barrier; each runner is given it through an annotation on its pod.
 	// +optional
 	StartAt *metav1.Time `json:"startAt,omitempty"`
 
@@ -404,8 +406,8 @@ type TargetStatus struct {
 	// Reason names why the target failed, from a fixed set (docs/benchmark.md lists them): AccessDenied,
 	// ConnectionFailed, ConnectionLost, MissingTables, Crashed, Interrupted, StartMissed, RowCountMismatch,
 	// SQLError, InvalidOutput, TimedOut, PodLost, TargetNotFound, TargetDeleted, TargetUnavailable,
-	// JobRejected, ProfileChanged, TooFewConnections or Other.
-	// +kubebuilder:validation:Enum=AccessDenied;ConnectionFailed;ConnectionLost;MissingTables;Crashed;Interrupted;StartMissed;RowCountMismatch;SQLError;InvalidOutput;TimedOut;PodLost;TargetNotFound;TargetDeleted;TargetUnavailable;JobRejected;ProfileChanged;TooFewConnections;Other
+	// JobRejected, ProfileChanged, TooFewConnections, RunnerNotReady or Other.
+	// +kubebuilder:validation:Enum=AccessDenied;ConnectionFailed;ConnectionLost;MissingTables;Crashed;Interrupted;StartMissed;RowCountMismatch;SQLError;InvalidOutput;TimedOut;PodLost;TargetNotFound;TargetDeleted;TargetUnavailable;JobRejected;ProfileChanged;TooFewConnections;RunnerNotReady;Other
 	// +optional
 	Reason string `json:"reason,omitempty"`
 	// Message is the detail of a failure: the cause, then what the step printed last.

@@ -100,6 +100,9 @@ const (
 	ConditionFailed = "Failed"
 	// ConditionSeriesKept is False once a run's interval series could not be kept (its figures are).
 	ConditionSeriesKept = "SeriesKept"
+	// ConditionRunnersReady is False while a run waits for its runners to reach the start barrier, and True once
+	// they all did and the common start (status.startAt) is set.
+	ConditionRunnersReady = "RunnersReady"
 )
 
 // Reasons of the Benchmark conditions. A Failed condition may also carry a target failure reason
@@ -125,6 +128,10 @@ const (
 	ReasonSeriesKept = "Kept"
 	// SeriesKept False: a run's series could not be kept (its figures are recorded).
 	ReasonSeriesMissing = "SeriesMissing"
+	// RunnersReady False: some of the run's runners are not at the start barrier yet (their pods not Ready).
+	ReasonRunnersStarting = "RunnersStarting"
+	// RunnersReady: every runner of the run waits at the barrier; the common start is set.
+	ReasonRunnersReady = "AllRunnersReady"
 )
 
 // Condition types of a ZonedDevice (set by the operator; the rest of its status is the node agent's).

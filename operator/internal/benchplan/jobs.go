@@ -23,6 +23,11 @@ type Job struct {
 	// ClientNode is the node the Job's pod ran on, DatabaseNode the node of the database's pod then ("" when
 	// either was not known): where a run's client ran is part of its result (spec.clients).
 	ClientNode, DatabaseNode string
+	// Of a run Job under way: Created is when it was made; Ready, whether its runner waits at the start barrier
+	// (its pod is Ready); StartGiven, whether its pod carries the common start in status.startAt.
+	Created    time.Time
+	Ready      bool
+	StartGiven bool
 }
 
 // JobKey names a runner Job by what it does.

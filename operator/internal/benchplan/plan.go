@@ -33,6 +33,9 @@ const (
 	// CreateJob creates the runner Job of Phase (iteration Iteration) for Target; one the API server refuses
 	// fails the target (JobRejected).
 	CreateJob ActionKind = "CreateJob"
+	// GiveStart hands run Iteration's common start (StartAt) to Target's runner: an annotation on its pod, which
+	// the kubelet writes into the file the runner reads.
+	GiveStart ActionKind = "GiveStart"
 	// StopJobs deletes the unfinished Jobs of Target.
 	StopJobs ActionKind = "StopJobs"
 	// KeepSeries writes Series, the interval series of run Iteration of Target, into its ConfigMap; one the API
@@ -47,7 +50,7 @@ type Action struct {
 	Phase     string
 	Iteration int32
 	Profile   v1alpha1.Profile
-	// StartAt is when a run Job's sysbench starts (the iteration's common start).
+	// StartAt is the iteration's common start (GiveStart).
 	StartAt time.Time
 	Series  *benchresult.Series
 }

@@ -12,6 +12,7 @@ import (
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
 	"github.com/zns-mysql/zns-mysql/operator/internal/benchresult"
 	"github.com/zns-mysql/zns-mysql/operator/internal/event"
+	"github.com/zns-mysql/zns-mysql/operator/internal/failreason"
 	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
 )
 
@@ -28,22 +29,18 @@ type RunObserved struct {
 	SeriesMissing map[string]string
 }
 
-// Run decides the Running phase: one iteration on every active target at once. The Jobs share a start time
-// stored in status before any of them is created, so a restarted operator reuses it instead of starting a
-// second, unsynchronised run. A target that fails during a run does not stop the others' run, but no further
-// iteration starts: a run with fewer targets than listed would measure another comparison.
+// Run decides the Running phase: one iteration on every active target at once. The run Jobs are created first;
+// each runner waits at the start barrier, and its pod turns Ready when it does. Once every runner is ready, the
+// common start is set spec.startDelaySeconds ahead and stored in status before any runner is given it (GiveStart),
+// so that a restarted operator hands out the same start instead of a second, unsynchronised one. A target that
+// fails during a run does not stop the others' run, but no further iteration starts: a run with fewer targets
+// than listed would measure another comparison.
 func Run(obs RunObserved) Plan {
 	b := obs.Benchmark
 	p := Plan{Status: *b.Status.DeepCopy()}
 	st := &p.Status
 	it := st.Iteration
-	if st.StartAt == nil {
-		t := metav1.NewTime(obs.Now.Add(time.Duration(b.Spec.StartDelaySeconds) * time.Second).Truncate(time.Second))
-		st.StartAt = &t
-		st.Progress = fmt.Sprintf("%s starts at %s", RunLabel(b, it), t.UTC().Format(time.RFC3339))
-		p.Requeue = true // status first, Jobs next
-		return p
-	}
+	var waiting runnersWaiting
 	running := 0
 	alone := b.Spec.RunAlone(it)
 	for _, ts := range Active(st) {
@@ -68,12 +65,26 @@ func Run(obs RunObserved) Plan {
 		}
 		job := obs.job(resources.BenchPhaseRun, it, ts.Name)
 		switch {
-		case !job.Exists:
-			p.act(Action{Kind: CreateJob, Target: ts.Name, Phase: resources.BenchPhaseRun, Iteration: it, StartAt: st.StartAt.Time})
+		case !job.Exists && st.StartAt == nil:
+			p.act(Action{Kind: CreateJob, Target: ts.Name, Phase: resources.BenchPhaseRun, Iteration: it})
 			running++
+			waiting.add(ts.Name, obs.Now)
+			continue
+		case !job.Exists:
+			// its runner can no longer be given the start the others have
+			p.failTarget(ts, event.RunFailed, failreason.PodLost, fmt.Sprintf("run %d: its Job disappeared after the common start was set", it))
+			continue
+		case !job.Done && st.StartAt == nil:
+			running++
+			if !job.Ready {
+				waiting.add(ts.Name, job.Created)
+			}
 			continue
 		case !job.Done:
 			running++
+			if !job.StartGiven {
+				p.act(Action{Kind: GiveStart, Target: ts.Name, Phase: resources.BenchPhaseRun, Iteration: it, StartAt: st.StartAt.Time})
+			}
 			if live := obs.Live[ts.Name]; live != nil {
 				if old := ts.Live; old == nil || old.Iteration != live.Iteration || old.Seconds != live.Seconds {
 					ts.Live = live
@@ -101,6 +112,10 @@ func Run(obs RunObserved) Plan {
 		RecordClient(ts, b.Spec.ClientPlacement(), job.ClientNode, job.DatabaseNode)
 		RecordSize(ts, sum)
 		p.noteIgnoredErrors(ts, it, sum)
+	}
+	if running > 0 && st.StartAt == nil {
+		p.awaitRunners(b, obs.Now, running, waiting)
+		return p
 	}
 	if running > 0 {
 		st.Progress = fmt.Sprintf("%s: %d target(s) running", RunLabel(b, it), running)

@@ -62,29 +62,85 @@ func runSum(tps float64) benchresult.Summary {
 	return benchresult.Summary{Phase: "run", OK: true, TPS: tps, QPS: 20 * tps, LatencyAvgMS: 5, LatencyPctMS: 12, Transactions: int64(60 * tps)}
 }
 
-// TestRunSchedulesOneCommonStart: the start is stored before any Job exists, then every target's Job is created
-// with it.
-func TestRunSchedulesOneCommonStart(t *testing.T) {
+// TestRunStartsWhenEveryRunnerIsReady: the Jobs come first, without a start; the start is set, and stored
+// before any runner is given it, once every runner waits at the barrier (its pod Ready); then each runner not
+// given it yet is.
+func TestRunStartsWhenEveryRunnerIsReady(t *testing.T) {
 	b := running(1)
 	b.Status.StartAt = nil
 	p := Run(runObs(b, nil))
-	want := t0.Add(2*time.Minute + 10*time.Second)
-	if p.Status.StartAt == nil || !p.Status.StartAt.Time.Equal(want) || len(p.Actions) != 0 || !p.Requeue ||
-		p.Status.Progress != "run 1/1 starts at "+want.Format(time.RFC3339) {
-		t.Fatalf("start %v, actions %v, progress %q", p.Status.StartAt, p.Actions, p.Status.Progress)
-	}
-	b.Status = p.Status
-	p = Run(runObs(b, nil))
-	if got := join(p.Actions); got != "CreateJob a run/1,CreateJob b run/1" || p.RequeueAfter != StepRetry {
-		t.Fatalf("actions %s", got)
-	}
+	expect(t, p, v1alpha1.BenchmarkRunning, "CreateJob a run/1,CreateJob b run/1", "")
 	for _, a := range p.Actions {
-		if !a.StartAt.Equal(want) {
-			t.Errorf("%s starts at %v, want the common %v", a, a.StartAt, want)
+		if !a.StartAt.IsZero() {
+			t.Errorf("%s carries a start before the runners are ready", a)
 		}
 	}
-	if p.Status.Progress != "run 1/1: 2 target(s) running" {
-		t.Errorf("progress %q", p.Status.Progress)
+	c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ConditionRunnersReady)
+	if p.Status.StartAt != nil || p.RequeueAfter != StepRetry || p.Status.Progress != "run 1/1: 0 of 2 runner(s) ready" ||
+		c == nil || c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ReasonRunnersStarting || !strings.Contains(c.Message, "runner(s) of a, b") {
+		t.Fatalf("start %v, requeue %v, progress %q, condition %+v", p.Status.StartAt, p.RequeueAfter, p.Status.Progress, c)
+	}
+
+	created := t0.Add(time.Minute)
+	p = Run(runObs(b, map[string]Job{"a": {Exists: true, Created: created, Ready: true}, "b": {Exists: true, Created: created}}))
+	c = meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ConditionRunnersReady)
+	expect(t, p, v1alpha1.BenchmarkRunning, "", "")
+	if p.Status.StartAt != nil || p.Status.Progress != "run 1/1: 1 of 2 runner(s) ready" || c == nil || !strings.Contains(c.Message, "since "+created.Format(time.RFC3339)+" for the runner(s) of b ") {
+		t.Fatalf("start %v, progress %q, condition %+v", p.Status.StartAt, p.Status.Progress, c)
+	}
+
+	ready := map[string]Job{"a": {Exists: true, Created: created, Ready: true}, "b": {Exists: true, Created: created, Ready: true}}
+	p = Run(runObs(b, ready))
+	want := t0.Add(2*time.Minute + 10*time.Second)
+	c = meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ConditionRunnersReady)
+	expect(t, p, v1alpha1.BenchmarkRunning, "", "RunnersReady")
+	if p.Status.StartAt == nil || !p.Status.StartAt.Time.Equal(want) || !p.Requeue ||
+		p.Status.Progress != "run 1/1 starts at "+want.Format(time.RFC3339) || c == nil || c.Status != metav1.ConditionTrue {
+		t.Fatalf("start %v, requeue %v, progress %q, condition %+v", p.Status.StartAt, p.Requeue, p.Status.Progress, c)
+	}
+
+	b.Status = p.Status
+	given := map[string]Job{"a": {Exists: true, Ready: true, StartGiven: true}, "b": {Exists: true, Ready: true}}
+	p = Run(runObs(b, given))
+	expect(t, p, v1alpha1.BenchmarkRunning, "GiveStart b run/1", "")
+	if !p.Actions[0].StartAt.Equal(want) || p.RequeueAfter != StepRetry || p.Status.Progress != "run 1/1: 2 target(s) running" {
+		t.Errorf("%s with start %v, requeue %v, progress %q", p.Actions[0], p.Actions[0].StartAt, p.RequeueAfter, p.Status.Progress)
+	}
+
+	// A Job gone once the start is set can no longer take part: its target fails, the other runs on.
+	p = Run(runObs(b, map[string]Job{"a": {Exists: true, Ready: true, StartGiven: true}}))
+	expect(t, p, v1alpha1.BenchmarkRunning, "", "RunFailed")
+	if tb := p.Status.Targets[1]; tb.State != v1alpha1.TargetFailed || tb.Reason != "PodLost" {
+		t.Errorf("b %+v", tb)
+	}
+}
+
+// TestRunFailsRunnersNeverReady: past targetTimeoutSeconds, the targets whose runner is not ready fail
+// (RunnerNotReady) and their Jobs are stopped; the others are then started without them.
+func TestRunFailsRunnersNeverReady(t *testing.T) {
+	b := running(1)
+	b.Status.StartAt = nil
+	created := t0.Add(2*time.Minute - 601*time.Second) // targetTimeoutSeconds 600 ago, and a second
+	jobs := map[string]Job{"a": {Exists: true, Created: created, Ready: true}, "b": {Exists: true, Created: created}}
+	p := Run(runObs(b, jobs))
+	expect(t, p, v1alpha1.BenchmarkRunning, "StopJobs b", "RunFailed")
+	if tb := p.Status.Targets[1]; tb.State != v1alpha1.TargetFailed || tb.Reason != "RunnerNotReady" || !strings.Contains(tb.Message, "within targetTimeoutSeconds (10m0s)") {
+		t.Fatalf("b %+v", tb)
+	}
+	if p.Status.StartAt != nil || !p.Requeue {
+		t.Fatalf("start %v, requeue %v", p.Status.StartAt, p.Requeue)
+	}
+	b.Status = p.Status
+	p = Run(runObs(b, jobs))
+	if p.Status.StartAt == nil || !strings.HasPrefix(p.Status.Progress, "run 1/1 starts at ") {
+		t.Errorf("a alone: start %v, progress %q", p.Status.StartAt, p.Status.Progress)
+	}
+	// a second earlier, nobody fails
+	jobs["b"] = Job{Exists: true, Created: created.Add(2 * time.Second)}
+	b.Status = running(1).Status
+	b.Status.StartAt = nil
+	if p := Run(runObs(b, jobs)); len(p.Actions) != 0 || p.Status.Targets[1].State == v1alpha1.TargetFailed {
+		t.Errorf("before the timeout: actions %v, b %+v", p.Actions, p.Status.Targets[1])
 	}
 }
 
@@ -93,7 +149,7 @@ func TestRunSchedulesOneCommonStart(t *testing.T) {
 func TestRunFollowsLiveFigures(t *testing.T) {
 	b := running(1)
 	live := &v1alpha1.LiveFigures{Iteration: 1, Seconds: "30", TPS: "100.00", ReadAt: metav1.NewTime(t0)}
-	obs := runObs(b, map[string]Job{"a": {Exists: true}, "b": {Exists: true}})
+	obs := runObs(b, map[string]Job{"a": {Exists: true, StartGiven: true}, "b": {Exists: true, StartGiven: true}})
 	obs.Live["a"] = live
 	p := Run(obs)
 	if p.Status.Targets[0].Live != live || len(p.Actions) != 0 {
@@ -235,7 +291,7 @@ func TestRunRecordsAndFinishes(t *testing.T) {
 func TestRunHoldsFinishedTargetsInWorkload(t *testing.T) {
 	b := running(1)
 	b.Status.Targets[0].Iterations = []v1alpha1.IterationResult{IterationResult(1, runSum(100), "")}
-	obs := runObs(b, map[string]Job{"b": {Exists: true}})
+	obs := runObs(b, map[string]Job{"b": {Exists: true, StartGiven: true}})
 	obs.Databases["a"].Annotations[v1alpha1.AnnotationBenchmarkProfile] = string(v1alpha1.ProfileBulkLoad)
 	p := Run(obs)
 	if a := p.Status.Targets[0]; a.State != v1alpha1.TargetFailed || a.Reason != "ProfileChanged" {
@@ -334,8 +390,9 @@ func TestRunAloneThenTogether(t *testing.T) {
 		t.Fatalf("runs %d, want 3: a alone, b alone, together", b.Spec.Runs())
 	}
 	// run 1: a alone
+	b.Status.StartAt = nil
 	p := Run(runObs(b, nil))
-	if got := join(p.Actions); got != "CreateJob a run/1" || p.Status.Progress != "run 1/3 (a alone): 1 target(s) running" {
+	if got := join(p.Actions); got != "CreateJob a run/1" || p.Status.Progress != "run 1/3 (a alone): 0 of 1 runner(s) ready" {
 		t.Fatalf("run 1: actions %s, progress %q", got, p.Status.Progress)
 	}
 	p = Run(runObs(b, map[string]Job{"a": done(runSum(200))}))
@@ -347,7 +404,6 @@ func TestRunAloneThenTogether(t *testing.T) {
 	}
 	// run 2: b alone; a, whose run alone is over, gets no Job
 	b.Status = p.Status
-	b.Status.StartAt = &metav1.Time{Time: t0}
 	p = Run(runObs(b, nil))
 	if got := join(p.Actions); got != "CreateJob b run/2" {
 		t.Fatalf("run 2: actions %s", got)
@@ -358,7 +414,6 @@ func TestRunAloneThenTogether(t *testing.T) {
 	}
 	// run 3: together, each at half its pace alone for a, 80% for b
 	b.Status = p.Status
-	b.Status.StartAt = &metav1.Time{Time: t0}
 	p = Run(runObs(b, nil))
 	if got := join(p.Actions); got != "CreateJob a run/3,CreateJob b run/3" {
 		t.Fatalf("run 3: actions %s", got)

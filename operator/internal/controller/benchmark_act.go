@@ -47,6 +47,8 @@ func (r *BenchmarkReconciler) act(ctx context.Context, b *v1alpha1.Benchmark, a 
 		return r.stopJobs(ctx, b, a.Target)
 	case benchplan.KeepSeries:
 		return r.writeSeries(ctx, b, a)
+	case benchplan.GiveStart:
+		return r.giveStart(ctx, b, a)
 	case benchplan.SetLeaseProfile, benchplan.CreateJob:
 		db, err := r.getDB(ctx, b, a.Target)
 		if err != nil || db == nil { // gone since it was read: the next decision fails the target
@@ -55,7 +57,7 @@ func (r *BenchmarkReconciler) act(ctx context.Context, b *v1alpha1.Benchmark, a 
 		if a.Kind == benchplan.SetLeaseProfile {
 			return r.setLeaseProfile(ctx, b, db, a.Profile)
 		}
-		return r.createJob(ctx, b, a.Phase, a.Iteration, a.StartAt, db)
+		return r.createJob(ctx, b, a.Phase, a.Iteration, db)
 	}
 	return fmt.Errorf("internal error: action %s is not carried out here", a)
 }

@@ -30,7 +30,7 @@ func (r *BenchmarkReconciler) driveView(ctx context.Context, b *v1alpha1.Benchma
 	if !b.Spec.Drive.Enabled() {
 		return nil, false, nil, nil
 	}
-	in, err := r.jobInput(ctx, b, phase, it, db, time.Time{})
+	in, err := r.jobInput(ctx, b, phase, it, db)
 	if err != nil {
 		return nil, false, nil, err
 	}

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
@@ -111,6 +113,38 @@ func absentReason(t *testing.T, b *v1alpha1.Benchmark, reason string) error {
 	return nil
 }
 
+// startRun plays the runners of a run reaching the start barrier: a Running, Ready pod for each Job. It returns
+// the common start the operator sets then, once every pod carries it.
+func startRun(t *testing.T, b *v1alpha1.Benchmark, jobs ...string) string {
+	t.Helper()
+	if at := getBench(t, b).Status.StartAt; at != nil {
+		t.Errorf("the start %s is set before the runners of %v are ready", at, jobs)
+	}
+	var pods []*corev1.Pod
+	for _, job := range jobs {
+		pods = append(pods, runningPod(t, b.Namespace, job, ""))
+	}
+	var startAt string
+	eventually(t, "the common start given to "+strings.Join(jobs, ", "), func() error {
+		at := getBench(t, b).Status.StartAt
+		if at == nil {
+			return fmt.Errorf("no start yet")
+		}
+		startAt = at.UTC().Format(time.RFC3339)
+		for _, pod := range pods {
+			cur := &corev1.Pod{}
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(pod), cur); err != nil {
+				return err
+			}
+			if got := cur.Annotations[resources.AnnotationStartAt]; got != startAt {
+				return fmt.Errorf("pod %s: start %q, want the common %s", pod.Name, got, startAt)
+			}
+		}
+		return nil
+	})
+	return startAt
+}
+
 // finishBenchJob plays the Job controller and kubelet for a runner Job: its pod terminates with the summary as
 // termination message and log, and the Job completes or fails.
 func finishBenchJob(t *testing.T, ns, name string, sum *benchresult.Summary, log string, failed bool) *batchv1.Job {
@@ -130,31 +164,58 @@ func finishBenchJobWith(t *testing.T, ns, name string, sum *benchresult.Summary,
 		if err != nil {
 			t.Fatal(err)
 		}
-		pod = &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: name + "-", Labels: job.Spec.Template.Labels},
-			Spec:       job.Spec.Template.Spec,
+		// A Job of backoffLimit 0 has one pod: the one a test made Running (startRun) terminates, else a new one.
+		if pod = runningJobPod(t, job); pod == nil {
+			pod = &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: name + "-", Labels: job.Spec.Template.Labels},
+				Spec:       job.Spec.Template.Spec,
+			}
+			create(t, pod)
 		}
-		create(t, pod)
 		now := metav1.Now()
 		exit := int32(0)
-		pod.Status.Phase = corev1.PodSucceeded
+		phase := corev1.PodSucceeded
 		if failed {
-			exit, pod.Status.Phase = 1, corev1.PodFailed
+			exit, phase = 1, corev1.PodFailed
 		}
-		pod.Status.ContainerStatuses = []corev1.ContainerStatus{{
-			Name: resources.RunnerContainer, Image: benchTestImage,
-			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: exit, Message: string(msg), StartedAt: now, FinishedAt: now}},
-		}}
-		if sidecar != nil {
-			pod.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: resources.DriveContainer, Image: benchTestImage, State: *sidecar}}
-		}
-		if err := k8s.Status().Update(ctx, pod); err != nil {
+		// the operator may annotate the pod meanwhile (the common start): write the status on its latest version
+		err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
+				return err
+			}
+			pod.Status.Phase = phase
+			pod.Status.Conditions = nil
+			pod.Status.ContainerStatuses = []corev1.ContainerStatus{{
+				Name: resources.RunnerContainer, Image: benchTestImage,
+				State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: exit, Message: string(msg), StartedAt: now, FinishedAt: now}},
+			}}
+			if sidecar != nil {
+				pod.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: resources.DriveContainer, Image: benchTestImage, State: *sidecar}}
+			}
+			return k8s.Status().Update(ctx, pod)
+		})
+		if err != nil {
 			t.Fatal(err)
 		}
 		podLogs.set(ns, pod.Name, log+"\n"+benchresult.SummaryPrefix+string(msg)+"\n")
 	}
 	setJobDone(t, job, failed, "BackoffLimitExceeded", "Job has reached the specified backoff limit")
 	return job, pod
+}
+
+// runningJobPod is the pod of job that a test made Running, nil when there is none.
+func runningJobPod(t *testing.T, job *batchv1.Job) *corev1.Pod {
+	t.Helper()
+	pods := &corev1.PodList{}
+	if err := k8s.List(ctx, pods, client.InNamespace(job.Namespace), client.MatchingLabels(job.Spec.Template.Labels)); err != nil {
+		t.Fatal(err)
+	}
+	for i := range pods.Items {
+		if p := &pods.Items[i]; p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
+			return p
+		}
+	}
+	return nil
 }
 
 func setJobDone(t *testing.T, job *batchv1.Job, failed bool, reason, message string) {

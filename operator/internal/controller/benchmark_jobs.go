@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -45,8 +44,8 @@ func (c ClientsetPodLogs) Read(ctx context.Context, namespace, pod, container st
 
 // createJob is the CreateJob action of a decision: a Job the API server refuses fails its target (JobRejected).
 // A client away from its device gets its Job only once the observer on the device's node is ready.
-func (r *BenchmarkReconciler) createJob(ctx context.Context, b *v1alpha1.Benchmark, phase string, it int32, startAt time.Time, db *v1alpha1.ZNSDatabase) error {
-	in, err := r.jobInput(ctx, b, phase, it, db, startAt)
+func (r *BenchmarkReconciler) createJob(ctx context.Context, b *v1alpha1.Benchmark, phase string, it int32, db *v1alpha1.ZNSDatabase) error {
+	in, err := r.jobInput(ctx, b, phase, it, db)
 	if err != nil {
 		return err
 	}
@@ -84,12 +83,12 @@ func (r *BenchmarkReconciler) applyJob(ctx context.Context, b *v1alpha1.Benchmar
 }
 
 // jobInput is what the Job of one phase for one target is built from.
-func (r *BenchmarkReconciler) jobInput(ctx context.Context, b *v1alpha1.Benchmark, phase string, it int32, db *v1alpha1.ZNSDatabase, startAt time.Time) (resources.BenchJobInput, error) {
+func (r *BenchmarkReconciler) jobInput(ctx context.Context, b *v1alpha1.Benchmark, phase string, it int32, db *v1alpha1.ZNSDatabase) (resources.BenchJobInput, error) {
 	image := b.Spec.Image
 	if image == "" {
 		image = r.Image
 	}
-	in := resources.BenchJobInput{Phase: phase, Iteration: it, DB: db, Image: image, StartAt: startAt}
+	in := resources.BenchJobInput{Phase: phase, Iteration: it, DB: db, Image: image}
 	if !db.IsZoned() {
 		var err error
 		if in.Volume, err = r.volumeDevice(ctx, db); err != nil {

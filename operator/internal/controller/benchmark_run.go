@@ -2,12 +2,20 @@ package controller
 
 import (
 	"context"
+	"encoding/json"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
 	"github.com/zns-mysql/zns-mysql/operator/internal/benchplan"
 	"github.com/zns-mysql/zns-mysql/operator/internal/benchresult"
+	"github.com/zns-mysql/zns-mysql/operator/internal/podprogress"
 	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
 )
 
@@ -21,7 +29,8 @@ func (r *BenchmarkReconciler) run(ctx context.Context, b *v1alpha1.Benchmark) (c
 }
 
 // observeRun reads the databases of the active targets and, of each target whose run of this iteration is not
-// recorded yet, its run Job: the live figures while it runs; once it finished well, the drive sidecar's outcome
+// recorded yet, its run Job: where its runner is at the start barrier (barrierView); the live figures while it
+// runs; once it finished well, the drive sidecar's outcome
 // and the interval series.
 func (r *BenchmarkReconciler) observeRun(ctx context.Context, b *v1alpha1.Benchmark) (benchplan.RunObserved, error) {
 	it := b.Status.Iteration
@@ -39,7 +48,7 @@ func (r *BenchmarkReconciler) observeRun(ctx context.Context, b *v1alpha1.Benchm
 			continue
 		}
 		obs.Databases[ts.Name] = db
-		if b.Status.StartAt == nil || benchplan.HasIteration(ts, it) {
+		if benchplan.HasIteration(ts, it) {
 			continue
 		}
 		sum, done, exists, err := r.jobResult(ctx, b, resources.BenchPhaseRun, it, db)
@@ -49,6 +58,12 @@ func (r *BenchmarkReconciler) observeRun(ctx context.Context, b *v1alpha1.Benchm
 		job := benchplan.Job{Exists: exists, Done: done, Summary: sum}
 		switch {
 		case exists && !done:
+			if err := r.barrierView(ctx, b, it, ts.Name, &job); err != nil {
+				return obs, err
+			}
+			if b.Status.StartAt == nil {
+				break
+			}
 			if live := r.readLive(ctx, b, ts, it); live != nil {
 				obs.Live[ts.Name] = live
 			}
@@ -69,4 +84,46 @@ func (r *BenchmarkReconciler) observeRun(ctx context.Context, b *v1alpha1.Benchm
 		obs.Jobs[benchplan.JobKey{Phase: resources.BenchPhaseRun, Iteration: it, Target: ts.Name}] = job
 	}
 	return obs, nil
+}
+
+// barrierView reads where a run Job under way is at the common start: when it was created, whether its runner
+// waits at the barrier (its pod Ready) and whether its pod carries the start in status.startAt.
+func (r *BenchmarkReconciler) barrierView(ctx context.Context, b *v1alpha1.Benchmark, it int32, target string, job *benchplan.Job) error {
+	j := &batchv1.Job{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: resources.BenchJobName(b, resources.BenchPhaseRun, it, target)}, j); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	job.Created = j.CreationTimestamp.Time
+	pod, _, err := r.jobPod(ctx, b, j)
+	if err != nil || pod == nil {
+		return err
+	}
+	if c := podprogress.Condition(pod, corev1.PodReady); c != nil {
+		job.Ready = c.Status == corev1.ConditionTrue
+	}
+	if b.Status.StartAt != nil {
+		job.StartGiven = pod.Annotations[resources.AnnotationStartAt] == startAnnotation(b.Status.StartAt.Time)
+	}
+	return nil
+}
+
+func startAnnotation(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// giveStart is the GiveStart action: the common start as an annotation on the run's pod, which the kubelet writes
+// into the runner's start file. A pod that is gone has nothing to give it to: its Job's end fails the target.
+func (r *BenchmarkReconciler) giveStart(ctx context.Context, b *v1alpha1.Benchmark, a benchplan.Action) error {
+	j := &batchv1.Job{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: resources.BenchJobName(b, a.Phase, a.Iteration, a.Target)}, j); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	pod, _, err := r.jobPod(ctx, b, j)
+	if err != nil || pod == nil {
+		return err
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{
+		resources.AnnotationStartAt: startAnnotation(a.StartAt)}}})
+	if err != nil {
+		return err
+	}
+	return client.IgnoreNotFound(r.Patch(ctx, pod, client.RawPatch(types.MergePatchType, patch)))
 }

@@ -10,6 +10,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -73,13 +74,21 @@ func TestBenchmarkMethodology(t *testing.T) {
 		waitObject(t, client.ObjectKey{Namespace: ns, Name: "cmp-run1-" + target}, job)
 		run1[target] = job
 	}
-	cur := waitBenchPhase(t, b, v1alpha1.BenchmarkRunning)
-	startAt := cur.Status.StartAt.UTC().Format(time.RFC3339)
+	waitBenchPhase(t, b, v1alpha1.BenchmarkRunning)
 	for target, job := range run1 {
-		if got := jobArg(job, "--start-at"); got != startAt {
-			t.Errorf("%s: --start-at %q, want the common %q", target, got, startAt)
+		if got := jobArg(job, "--start-file"); got == "" {
+			t.Errorf("%s: no --start-file: the runner cannot be given the common start", target)
 		}
 	}
+	eventually(t, "RunnersReady False while no runner is at the barrier", func() error {
+		c := meta.FindStatusCondition(getBench(t, b).Status.Conditions, v1alpha1.ConditionRunnersReady)
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ReasonRunnersStarting {
+			return fmt.Errorf("condition %+v", c)
+		}
+		return nil
+	})
+	startAt := startRun(t, b, "cmp-run1-tenant1", "cmp-run1-inno")
+	waitBenchEvent(t, b, "RunnersReady")
 	if jobArg(run1["tenant1"], "--device") != "nullb0" || jobArg(run1["inno"], "--device") != "" {
 		t.Errorf("--device: zoned %q, conventional %q", jobArg(run1["tenant1"], "--device"), jobArg(run1["inno"], "--device"))
 	}
@@ -105,11 +114,10 @@ func TestBenchmarkMethodology(t *testing.T) {
 	finishBenchJob(t, ns, "cmp-run1-inno", runSummary("inno", 1, 100, 15, false), seriesLog(t, "inno", 1, 100), false)
 	waitBenchEvent(t, b, "IterationDone")
 	for _, target := range []string{"tenant1", "inno"} {
-		job := &batchv1.Job{}
-		waitObject(t, client.ObjectKey{Namespace: ns, Name: "cmp-run2-" + target}, job)
-		if got := jobArg(job, "--start-at"); got <= startAt {
-			t.Errorf("run 2 starts at %q, not after run 1 (%s)", got, startAt)
-		}
+		waitObject(t, client.ObjectKey{Namespace: ns, Name: "cmp-run2-" + target}, &batchv1.Job{})
+	}
+	if got := startRun(t, b, "cmp-run2-tenant1", "cmp-run2-inno"); got <= startAt {
+		t.Errorf("run 2 starts at %q, not after run 1 (%s)", got, startAt)
 	}
 	finishBenchJob(t, ns, "cmp-run2-tenant1", runSummary("tenant1", 2, 500, 3, true), seriesLog(t, "tenant1", 2, 500), false)
 	finishBenchJob(t, ns, "cmp-run2-inno", runSummary("inno", 2, 100, 15, false), seriesLog(t, "inno", 2, 100), false)

@@ -102,7 +102,9 @@ var (
 	JobRejected        = Event{corev1.EventTypeWarning, "JobRejected", "%s"}
 	RunFailed          = Event{corev1.EventTypeWarning, "RunFailed", "%s"}
 	IterationDone      = Event{corev1.EventTypeNormal, "IterationDone", "run %d of %d finished"}
-	SeriesMissing      = Event{corev1.EventTypeWarning, "SeriesMissing", "no interval series for target %s run %d: %s"}
+	// RunnersReady: every runner of a run waits at the start barrier; the common start is set.
+	RunnersReady  = Event{corev1.EventTypeNormal, "RunnersReady", "%s"}
+	SeriesMissing = Event{corev1.EventTypeWarning, "SeriesMissing", "no interval series for target %s run %d: %s"}
 	// SeriesDownsampled: a run had more intervals than its series ConfigMap holds (benchresult.Fit).
 	SeriesDownsampled = Event{corev1.EventTypeNormal, "SeriesDownsampled", "target %s run %d: %s"}
 	// ProfileChanged: a held target left the workload profile during its runs; the target fails.

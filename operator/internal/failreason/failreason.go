@@ -59,6 +59,9 @@ const (
 	// ProfileChanged: the database left the workload profile while the Benchmark held it for its runs (someone
 	// switched it to bulkload): what it measured then is not what the methodology measures.
 	ProfileChanged Reason = "ProfileChanged"
+	// RunnerNotReady: the run's runner did not reach the start barrier (its pod Ready) within
+	// targetTimeoutSeconds, so it could not be given the common start.
+	RunnerNotReady Reason = "RunnerNotReady"
 	// TooFewConnections: the database's max_connections is below what the Benchmark would open against it
 	// (its most threads plus the runner's own connection).
 	TooFewConnections Reason = "TooFewConnections"
@@ -67,7 +70,7 @@ const (
 // All is the fixed set, in the order the API lists it.
 var All = []Reason{AccessDenied, ConnectionFailed, ConnectionLost, MissingTables, Crashed, Interrupted, StartMissed,
 	RowCountMismatch, SQLError, InvalidOutput, TimedOut, PodLost, TargetNotFound, TargetDeleted, TargetUnavailable,
-	JobRejected, ProfileChanged, TooFewConnections, Other}
+	JobRejected, ProfileChanged, TooFewConnections, RunnerNotReady, Other}
 
 // Failure is what a step saw when it failed.
 type Failure struct {

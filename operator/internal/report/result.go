@@ -131,7 +131,8 @@ func Elapsed(b *v1alpha1.Benchmark, now time.Time) (time.Duration, bool) {
 }
 
 // Remaining estimates the time left once the runs are scheduled: the rest of the current run (from its common
-// start), then each further run with its start delay. The prepare phases have no estimate (how long a load
+// start), then each further run with its start delay (not the wait for its runners to be ready, which depends
+// on how fast the node starts pods). The prepare phases have no estimate (how long a load
 // takes depends on the drive); ok is false there and after the end.
 func Remaining(b *v1alpha1.Benchmark, now time.Time) (time.Duration, bool) {
 	if b.Status.Phase != v1alpha1.BenchmarkRunning || b.Status.Iteration < 1 {

@@ -3,9 +3,9 @@ package resources
 import (
 	"fmt"
 	"strconv"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	batchv1ac "k8s.io/client-go/applyconfigurations/batch/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
@@ -16,10 +16,13 @@ import (
 
 // Benchmark label keys and the runner's contract.
 const (
-	LabelBenchmark     = "zns-mysql.dev/benchmark"
-	LabelBenchPhase    = "zns-mysql.dev/bench-phase"
-	LabelBenchTarget   = "zns-mysql.dev/bench-target"
-	LabelBenchIter     = "zns-mysql.dev/bench-iteration"
+	LabelBenchmark   = "zns-mysql.dev/benchmark"
+	LabelBenchPhase  = "zns-mysql.dev/bench-phase"
+	LabelBenchTarget = "zns-mysql.dev/bench-target"
+	LabelBenchIter   = "zns-mysql.dev/bench-iteration"
+	// AnnotationStartAt on a run Job's pod is the run's common start (RFC 3339), which the operator sets once
+	// every target's runner is ready; the runner reads it through a downward API volume (startFile).
+	AnnotationStartAt  = "zns-mysql.dev/start-at"
 	RunnerContainer    = "znsbench"
 	runnerBinary       = "znsbench"
 	runnerPasswordEnv  = "MYSQL_PASSWORD"
@@ -84,8 +87,6 @@ type BenchJobInput struct {
 	Iteration int32
 	DB        *v1alpha1.ZNSDatabase
 	Image     string
-	// StartAt is the common start of a run (zero for prepare and verify).
-	StartAt time.Time
 	// Volume is the block device under a conventional database's volume, when its PersistentVolume is made
 	// of one (deviceid.OfLocalVolume): the run counts that device's writes, as it counts a zoned device's.
 	Volume deviceid.ID
@@ -174,12 +175,40 @@ func RunnerArgs(b *v1alpha1.Benchmark, in BenchJobInput) []string {
 			"--report-interval", strconv.Itoa(int(s.ReportIntervalSeconds)),
 			"--percentile", strconv.Itoa(int(s.Percentile)),
 		)
-		if !in.StartAt.IsZero() {
-			args = append(args, "--start-at", in.StartAt.UTC().Format(time.RFC3339))
-		}
+		args = append(args, startArgs()...)
 		args = append(args, in.deviceArgs()...)
 	}
 	return args
+}
+
+// The common start of a run: the runner opens its readiness endpoint at the barrier (the pod turns Ready), the
+// operator sets the start once every target's pod is Ready and annotates the pods with it, and the kubelet writes
+// the annotation into the file the runner reads.
+const (
+	startVolume    = "start"
+	startDir       = "/etc/zns-start"
+	startFile      = startDir + "/start-at"
+	readyPort      = 9107
+	readyPath      = "/readyz"
+	readyPortName  = "ready"
+	readyPeriodSec = 2
+)
+
+func startArgs() []string {
+	return []string{"--start-file", startFile, "--ready-listen", ":" + strconv.Itoa(readyPort)}
+}
+
+// withStartBarrier gives a run's runner container what startArgs needs: the annotation as a file, the probe that
+// makes the pod Ready once the runner is at the barrier.
+func withStartBarrier(spec *corev1ac.PodSpecApplyConfiguration, c *corev1ac.ContainerApplyConfiguration) {
+	spec.WithVolumes(corev1ac.Volume().WithName(startVolume).WithDownwardAPI(corev1ac.DownwardAPIVolumeSource().
+		WithItems(corev1ac.DownwardAPIVolumeFile().WithPath("start-at").
+			WithFieldRef(corev1ac.ObjectFieldSelector().WithFieldPath("metadata.annotations['" + AnnotationStartAt + "']")))))
+	c.WithVolumeMounts(corev1ac.VolumeMount().WithName(startVolume).WithMountPath(startDir).WithReadOnly(true)).
+		WithPorts(corev1ac.ContainerPort().WithName(readyPortName).WithContainerPort(readyPort).WithProtocol(corev1.ProtocolTCP)).
+		WithReadinessProbe(corev1ac.Probe().
+			WithHTTPGet(corev1ac.HTTPGetAction().WithPath(readyPath).WithPort(intstr.FromString(readyPortName))).
+			WithInitialDelaySeconds(1).WithPeriodSeconds(readyPeriodSec).WithTimeoutSeconds(5).WithFailureThreshold(1))
 }
 
 // steadyArgs makes a write-only round a run of the round's workload, length and threads: the runner's run
@@ -258,6 +287,9 @@ func BenchJob(b *v1alpha1.Benchmark, in BenchJobInput) *batchv1ac.JobApplyConfig
 	// The root filesystem is read-only; sysbench's config-file password mode writes a private file to /tmp.
 	spec.WithVolumes(corev1ac.Volume().WithName("tmp").WithEmptyDir(corev1ac.EmptyDirVolumeSource()))
 	c.WithVolumeMounts(corev1ac.VolumeMount().WithName("tmp").WithMountPath("/tmp"))
+	if in.Phase == BenchPhaseRun {
+		withStartBarrier(spec, c)
+	}
 	// away from the device, the sidecar is the observer's (ObserverJob)
 	if PlanDrive(b, in).Sidecar() && (!b.Spec.ClientsAway() || !clientPhase(in.Phase)) {
 		withDriveSidecar(b, in, spec, c)
@@ -273,12 +305,14 @@ func BenchJob(b *v1alpha1.Benchmark, in BenchJobInput) *batchv1ac.JobApplyConfig
 			WithTemplate(corev1ac.PodTemplateSpec().WithLabels(labels).WithSpec(spec)))
 }
 
-// benchJobDeadline bounds a runner Job of phase: the run's length and common start with room, an hour for a
+// benchJobDeadline bounds a runner Job of phase: the run's length, the wait for the other runners and the common
+// start, with room; an hour for a
 // verify, a day for what writes a whole drive or loads big tables.
 func benchJobDeadline(b *v1alpha1.Benchmark, phase string) int64 {
 	switch phase {
 	case BenchPhaseRun:
-		return int64(b.Spec.DurationSeconds) + int64(b.Spec.StartDelaySeconds) + 600
+		// the wait for every runner to be ready is bounded by the target timeout
+		return int64(b.Spec.DurationSeconds) + int64(b.Spec.TargetTimeoutSeconds) + int64(b.Spec.StartDelaySeconds) + 600
 	case BenchPhaseSteady:
 		return int64(b.Spec.SteadyState.RoundSeconds) + 600
 	case BenchPhasePrepare, BenchPhasePrecondition:

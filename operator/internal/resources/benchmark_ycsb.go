@@ -2,7 +2,6 @@ package resources
 
 import (
 	"strconv"
-	"time"
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
 	"github.com/zns-mysql/zns-mysql/operator/internal/ycsb"
@@ -141,9 +140,7 @@ func ycsbRunnerArgs(b *v1alpha1.Benchmark, in BenchJobInput) []string {
 		if y.OperationCount > 0 {
 			args = append(args, "--operation-count", strconv.FormatInt(y.OperationCount, 10))
 		}
-		if !in.StartAt.IsZero() {
-			args = append(args, "--start-at", in.StartAt.UTC().Format(time.RFC3339))
-		}
+		args = append(args, startArgs()...)
 		args = append(args, in.deviceArgs()...)
 	}
 	return args

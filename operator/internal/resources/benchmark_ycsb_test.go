@@ -4,7 +4,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -79,7 +78,6 @@ func TestYCSBRunnerArgs(t *testing.T) {
 		}
 		return ""
 	}
-	start := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
 		target  string
 		engine  v1alpha1.Engine
@@ -95,7 +93,7 @@ func TestYCSBRunnerArgs(t *testing.T) {
 		{"rocks", v1alpha1.EngineRocksDB, BenchPhaseRun, 1, "ycsb-run", "4", "777"},
 		{"inno", v1alpha1.EngineInnoDB, BenchPhaseRun, 2, "ycsb-run", "32", "888"},
 	} {
-		args := RunnerArgs(b, BenchJobInput{Phase: tc.phase, Iteration: tc.it, DB: db(tc.target, tc.engine), StartAt: start})
+		args := RunnerArgs(b, BenchJobInput{Phase: tc.phase, Iteration: tc.it, DB: db(tc.target, tc.engine)})
 		if args[0] != "znsbench" || args[1] != tc.sub || arg(args, "--threads") != tc.threads || arg(args, "--record-count") != tc.records {
 			t.Errorf("%s %s: %q; want %s, --threads %s, --record-count %s", tc.target, tc.phase, args, tc.sub, tc.threads, tc.records)
 		}
@@ -106,7 +104,7 @@ func TestYCSBRunnerArgs(t *testing.T) {
 			}
 		}
 		run := tc.phase == BenchPhaseRun
-		if (arg(args, "--start-at") == start.Format(time.RFC3339)) != run || (arg(args, "--target-ops") == "2000") != run ||
+		if (arg(args, "--start-file") == startFile) != run || (arg(args, "--target-ops") == "2000") != run ||
 			(arg(args, "--time") == "60") != run || (arg(args, "--operation-count") == "1000000") != run {
 			t.Errorf("%s %s: run flags wrong in %q", tc.target, tc.phase, args)
 		}
