@@ -81,18 +81,7 @@ func TestStartFileBarrier(t *testing.T) {
 	if res.r.code != 0 {
 		t.Fatalf("exit %d: %s\n%s", res.r.code, res.r.summary.Error, res.r.stderr)
 	}
-	var started float64
-	for _, l := range strings.Split(res.r.record, "\n") {
-		if v, ok := strings.CutPrefix(l, "start="); ok {
-			var err error
-			if started, err = parseFloat(v); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	if barrier := float64(startAt.UnixNano()) / 1e9; started < barrier {
-		t.Errorf("sysbench started at %.3f, before the common start %.3f", started, barrier)
-	}
+	startedNotBefore(t, res.r, startAt)
 	for _, want := range []string{"at the start barrier: waiting for the common start in " + file, "common start " + startAt.UTC().Format(time.RFC3339)} {
 		if !strings.Contains(res.r.stderr, want) {
 			t.Errorf("log lacks %q:\n%s", want, res.r.stderr)

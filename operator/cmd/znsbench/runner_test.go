@@ -402,13 +402,9 @@ func TestBarrier(t *testing.T) {
 	}
 }
 
-func TestBarrierEndToEnd(t *testing.T) {
-	startAt := time.Now().Add(1200 * time.Millisecond).Truncate(time.Millisecond)
-	r := runFake(t, context.Background(), map[string]string{"FAKE_STDOUT": capture("run-innodb-ri1.txt")},
-		append(runArgs, "--start-at="+startAt.Format(time.RFC3339Nano))...)
-	if r.code != 0 {
-		t.Fatalf("exit %d: %s", r.code, r.summary.Error)
-	}
+// startedNotBefore fails when the fake sysbench of r started before startAt.
+func startedNotBefore(t *testing.T, r fakeRun, startAt time.Time) {
+	t.Helper()
 	var started float64
 	for _, l := range strings.Split(r.record, "\n") {
 		if v, ok := strings.CutPrefix(l, "start="); ok {
@@ -419,8 +415,18 @@ func TestBarrierEndToEnd(t *testing.T) {
 		}
 	}
 	if barrier := float64(startAt.UnixNano()) / 1e9; started < barrier {
-		t.Errorf("sysbench started at %.3f, before the barrier %.3f", started, barrier)
+		t.Errorf("sysbench started at %.3f, before the common start %.3f", started, barrier)
 	}
+}
+
+func TestBarrierEndToEnd(t *testing.T) {
+	startAt := time.Now().Add(1200 * time.Millisecond).Truncate(time.Millisecond)
+	r := runFake(t, context.Background(), map[string]string{"FAKE_STDOUT": capture("run-innodb-ri1.txt")},
+		append(runArgs, "--start-at="+startAt.Format(time.RFC3339Nano))...)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.summary.Error)
+	}
+	startedNotBefore(t, r, startAt)
 
 	late := time.Now().Add(-time.Minute).Format(time.RFC3339)
 	r = runFake(t, context.Background(), map[string]string{"FAKE_STDOUT": capture("run-innodb-ri1.txt")},
