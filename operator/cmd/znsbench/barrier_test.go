@@ -82,13 +82,64 @@ func TestStartFileBarrier(t *testing.T) {
 		t.Fatalf("exit %d: %s\n%s", res.r.code, res.r.summary.Error, res.r.stderr)
 	}
 	startedNotBefore(t, res.r, startAt)
-	for _, want := range []string{"at the start barrier: waiting for the common start in " + file, "common start " + startAt.UTC().Format(time.RFC3339)} {
+	for _, want := range []string{"at the start barrier: waiting for the common start in " + file, "common start " + startAt.UTC().Format(time.RFC3339) + ", given by the start file"} {
 		if !strings.Contains(res.r.stderr, want) {
 			t.Errorf("log lacks %q:\n%s", want, res.r.stderr)
 		}
 	}
 	if got := readyz(addr); got != 0 {
 		t.Errorf("the readiness endpoint still answers after the run: %d", got)
+	}
+}
+
+func postStart(t *testing.T, addr, body string) int {
+	t.Helper()
+	resp, err := http.Post("http://"+addr+"/start", "text/plain", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	return resp.StatusCode
+}
+
+// TestStartPosted: the operator's POST /start gives the start without the file; a time that is no time, or more
+// than an hour ahead, is refused, and only the first start counts.
+func TestStartPosted(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "start-at") // stays missing: the kubelet has not written it
+	addr := freeAddr(t)
+	done := make(chan fakeRun, 1)
+	go func() {
+		done <- runFake(t, context.Background(), map[string]string{"FAKE_STDOUT": capture("run-innodb-ri1.txt")},
+			append(runArgs, "--start-file="+file, "--ready-listen="+addr)...)
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for readyz(addr) != http.StatusOK {
+		if time.Now().After(deadline) {
+			t.Fatal("the readiness endpoint did not answer 200 within 30 s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if got := postStart(t, addr, "soon"); got != http.StatusBadRequest {
+		t.Errorf("a body that is no time: %d, want 400", got)
+	}
+	if got := postStart(t, addr, time.Now().Add(2*time.Hour).Format(time.RFC3339)); got != http.StatusBadRequest {
+		t.Errorf("a start two hours ahead: %d, want 400", got)
+	}
+	startAt := time.Now().Add(1200 * time.Millisecond).Truncate(time.Millisecond)
+	if got := postStart(t, addr, startAt.Format(time.RFC3339Nano)); got != http.StatusNoContent {
+		t.Fatalf("the start: %d, want 204", got)
+	}
+	if got := postStart(t, addr, startAt.Add(time.Second).Format(time.RFC3339Nano)); got != http.StatusConflict {
+		t.Errorf("a second start: %d, want 409", got)
+	}
+	r := <-done
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s\n%s", r.code, r.summary.Error, r.stderr)
+	}
+	startedNotBefore(t, r, startAt)
+	if want := "common start " + startAt.UTC().Format(time.RFC3339) + ", given by the operator's call"; !strings.Contains(r.stderr, want) {
+		t.Errorf("log lacks %q:\n%s", want, r.stderr)
 	}
 }
 

@@ -62,7 +62,7 @@ func ycsbFlagSet(c *config, y *ycsbConfig) *flag.FlagSet {
 	fs.StringVar(&c.target, "target", "", "target name, copied into the summary")
 	fs.IntVar(&c.iteration, "iteration", 0, "iteration number, copied into the summary")
 	fs.StringVar(&c.terminationLog, "termination-log", "/dev/termination-log", "where to write the summary (skipped if not writable)")
-	c.start = &startBarrier{}
+	c.start = &startBarrier{given: make(chan time.Time, 1)}
 	startFlags(fs, c.start)
 	fs.StringVar(&c.device, "device", "", "block device kernel name to sample written bytes from; DEV+DEV counts several together")
 	fs.StringVar(&c.sysBlock, "sys-block", "/sys/block", "sysfs block directory")

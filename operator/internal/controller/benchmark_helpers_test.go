@@ -4,7 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -124,6 +128,30 @@ func startRun(t *testing.T, b *v1alpha1.Benchmark, jobs ...string) string {
 	for _, job := range jobs {
 		pods = append(pods, runningPod(t, b.Namespace, job, ""))
 	}
+	// The first runner is reachable at 127.0.0.1 (the operator runs in this process): it is posted the start too.
+	posted := make(chan string, 4)
+	if l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(resources.RunnerReadyPort))); err != nil {
+		t.Logf("port %d is taken here: the start's post is not checked (%v)", resources.RunnerReadyPort, err)
+		posted = nil
+	} else {
+		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			posted <- r.Method + " " + r.URL.Path + " " + string(body)
+			w.WriteHeader(http.StatusNoContent)
+		})}
+		go func() { _ = srv.Serve(l) }()
+		defer srv.Close()
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(pods[0]), pods[0]); err != nil {
+				return err
+			}
+			pods[0].Status.PodIP = "127.0.0.1"
+			return k8s.Status().Update(ctx, pods[0])
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 	var startAt string
 	eventually(t, "the common start given to "+strings.Join(jobs, ", "), func() error {
 		at := getBench(t, b).Status.StartAt
@@ -142,6 +170,16 @@ func startRun(t *testing.T, b *v1alpha1.Benchmark, jobs ...string) string {
 		}
 		return nil
 	})
+	if posted != nil {
+		select {
+		case got := <-posted:
+			if want := "POST " + resources.RunnerStartPath + " " + startAt; got != want {
+				t.Errorf("posted to the runner: %q, want %q", got, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Errorf("the start was not posted to the runner at 127.0.0.1:%d", resources.RunnerReadyPort)
+		}
+	}
 	return startAt
 }
 

@@ -182,20 +182,27 @@ func RunnerArgs(b *v1alpha1.Benchmark, in BenchJobInput) []string {
 }
 
 // The common start of a run: the runner opens its readiness endpoint at the barrier (the pod turns Ready), the
-// operator sets the start once every target's pod is Ready and annotates the pods with it, and the kubelet writes
-// the annotation into the file the runner reads.
+// operator sets the start once every target's pod is Ready, annotates the pods with it (the kubelet writes the
+// annotation into the file the runner reads) and posts it to each runner's endpoint.
 const (
 	startVolume    = "start"
 	startDir       = "/etc/zns-start"
 	startFile      = startDir + "/start-at"
-	readyPort      = 9107
 	readyPath      = "/readyz"
 	readyPortName  = "ready"
 	readyPeriodSec = 2
 )
 
+// RunnerReadyPort is the run's runner endpoint at the start barrier: GET /readyz (its readiness probe) and
+// RunnerStartPath, where the operator posts the common start as well as annotating the pod with it (the kubelet
+// can take more than a minute to write an annotation into the file under emulation).
+const (
+	RunnerReadyPort = 9107
+	RunnerStartPath = "/start"
+)
+
 func startArgs() []string {
-	return []string{"--start-file", startFile, "--ready-listen", ":" + strconv.Itoa(readyPort)}
+	return []string{"--start-file", startFile, "--ready-listen", ":" + strconv.Itoa(RunnerReadyPort)}
 }
 
 // withStartBarrier gives a run's runner container what startArgs needs: the annotation as a file, the probe that
@@ -205,7 +212,7 @@ func withStartBarrier(spec *corev1ac.PodSpecApplyConfiguration, c *corev1ac.Cont
 		WithItems(corev1ac.DownwardAPIVolumeFile().WithPath("start-at").
 			WithFieldRef(corev1ac.ObjectFieldSelector().WithFieldPath("metadata.annotations['" + AnnotationStartAt + "']")))))
 	c.WithVolumeMounts(corev1ac.VolumeMount().WithName(startVolume).WithMountPath(startDir).WithReadOnly(true)).
-		WithPorts(corev1ac.ContainerPort().WithName(readyPortName).WithContainerPort(readyPort).WithProtocol(corev1.ProtocolTCP)).
+		WithPorts(corev1ac.ContainerPort().WithName(readyPortName).WithContainerPort(RunnerReadyPort).WithProtocol(corev1.ProtocolTCP)).
 		WithReadinessProbe(corev1ac.Probe().
 			WithHTTPGet(corev1ac.HTTPGetAction().WithPath(readyPath).WithPort(intstr.FromString(readyPortName))).
 			WithInitialDelaySeconds(1).WithPeriodSeconds(readyPeriodSec).WithTimeoutSeconds(5).WithFailureThreshold(1))
