@@ -36,8 +36,7 @@ func (r *BenchmarkReconciler) run(ctx context.Context, b *v1alpha1.Benchmark) (c
 
 // observeRun reads the databases of the active targets and, of each target whose run of this iteration is not
 // recorded yet, its run Job: where its runner is at the start barrier (barrierView); the live figures while it
-// runs; once it finished well, the drive sidecar's outcome
-// and the interval series.
+// runs; once it finished well, the drive sidecar's outcome and the interval series.
 func (r *BenchmarkReconciler) observeRun(ctx context.Context, b *v1alpha1.Benchmark) (benchplan.RunObserved, error) {
 	it := b.Status.Iteration
 	obs := benchplan.RunObserved{
