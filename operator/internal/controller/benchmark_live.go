@@ -7,10 +7,8 @@ import (
 	"strings"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
 	"github.com/zns-mysql/zns-mysql/operator/internal/benchplan"
@@ -39,21 +37,15 @@ func (c ClientsetPodLogs) Tail(ctx context.Context, namespace, pod, container st
 	return string(b), err
 }
 
-// readLive reads the last report interval of a target's running run, nil when there is none to read. The
-// decision keeps it in status.targets[].live only when a new interval appeared, so that following a run costs
-// one status write per interval at most. Any error leaves live as it was: it is a view, not a result.
-func (r *BenchmarkReconciler) readLive(ctx context.Context, b *v1alpha1.Benchmark, ts *v1alpha1.TargetStatus, it int32) *v1alpha1.LiveFigures {
-	if r.Logs == nil {
+// readLive reads the last report interval of a target's running run from its pod (barrierView found it), nil
+// when there is none to read. The decision keeps it in status.targets[].live only when a new interval appeared,
+// so that following a run costs one status write per interval at most. Any error leaves live as it was: it is a
+// view, not a result.
+func (r *BenchmarkReconciler) readLive(ctx context.Context, pod *corev1.Pod, term *corev1.ContainerStateTerminated, it int32) *v1alpha1.LiveFigures {
+	if r.Logs == nil || pod == nil || term != nil || pod.Status.Phase != corev1.PodRunning {
 		return nil
 	}
-	job := &batchv1.Job{}
-	if err := r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: resources.BenchJobName(b, resources.BenchPhaseRun, it, ts.Name)}, job); err != nil {
-		return nil
-	}
-	pod, term, err := r.jobPod(ctx, b, job)
-	if err != nil || pod == nil || term != nil || pod.Status.Phase != corev1.PodRunning {
-		return nil
-	}
+	var err error
 	var text string
 	if t, ok := r.Logs.(TailLogs); ok {
 		text, err = t.Tail(ctx, pod.Namespace, pod.Name, resources.RunnerContainer, liveTailLines)

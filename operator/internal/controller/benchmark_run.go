@@ -63,13 +63,14 @@ func (r *BenchmarkReconciler) observeRun(ctx context.Context, b *v1alpha1.Benchm
 		job := benchplan.Job{Exists: exists, Done: done, Summary: sum}
 		switch {
 		case exists && !done:
-			if err := r.barrierView(ctx, b, it, ts.Name, &job); err != nil {
+			pod, term, err := r.barrierView(ctx, b, it, ts.Name, &job)
+			if err != nil {
 				return obs, err
 			}
 			if b.Status.StartAt == nil {
 				break
 			}
-			if live := r.readLive(ctx, b, ts, it); live != nil {
+			if live := r.readLive(ctx, pod, term, it); live != nil {
 				obs.Live[ts.Name] = live
 			}
 		case done && sum.OK:
@@ -92,16 +93,17 @@ func (r *BenchmarkReconciler) observeRun(ctx context.Context, b *v1alpha1.Benchm
 }
 
 // barrierView reads where a run Job under way is at the common start: when it was created, whether its runner
-// waits at the barrier (its pod Ready) and whether its pod carries the start in status.startAt.
-func (r *BenchmarkReconciler) barrierView(ctx context.Context, b *v1alpha1.Benchmark, it int32, target string, job *benchplan.Job) error {
+// waits at the barrier (its pod Ready) and whether its pod carries the start in status.startAt. It returns the
+// Job's pod (nil when there is none yet) and its runner's end, for readLive.
+func (r *BenchmarkReconciler) barrierView(ctx context.Context, b *v1alpha1.Benchmark, it int32, target string, job *benchplan.Job) (*corev1.Pod, *corev1.ContainerStateTerminated, error) {
 	j := &batchv1.Job{}
 	if err := r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: resources.BenchJobName(b, resources.BenchPhaseRun, it, target)}, j); err != nil {
-		return client.IgnoreNotFound(err)
+		return nil, nil, client.IgnoreNotFound(err)
 	}
 	job.Created = j.CreationTimestamp.Time
-	pod, _, err := r.jobPod(ctx, b, j)
+	pod, term, err := r.jobPod(ctx, b, j)
 	if err != nil || pod == nil {
-		return err
+		return nil, nil, err
 	}
 	if c := podprogress.Condition(pod, corev1.PodReady); c != nil {
 		job.Ready = c.Status == corev1.ConditionTrue
@@ -109,13 +111,14 @@ func (r *BenchmarkReconciler) barrierView(ctx context.Context, b *v1alpha1.Bench
 	if b.Status.StartAt != nil {
 		job.StartGiven = pod.Annotations[resources.AnnotationStartAt] == startAnnotation(b.Status.StartAt.Time)
 	}
-	return nil
+	return pod, term, nil
 }
 
 func startAnnotation(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 // giveStart is the GiveStart action: the common start as an annotation on the run's pod, which the kubelet writes
-// into the runner's start file. A pod that is gone has nothing to give it to: its Job's end fails the target.
+// into the runner's start file, then posted to the runner (postStart). A pod that is gone has nothing to give it
+// to: its Job's end fails the target.
 func (r *BenchmarkReconciler) giveStart(ctx context.Context, b *v1alpha1.Benchmark, a benchplan.Action) error {
 	j := &batchv1.Job{}
 	if err := r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: resources.BenchJobName(b, a.Phase, a.Iteration, a.Target)}, j); err != nil {
