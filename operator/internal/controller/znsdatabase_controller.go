@@ -16,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -29,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
+	"github.com/zns-mysql/zns-mysql/operator/internal/applymemo"
 	"github.com/zns-mysql/zns-mysql/operator/internal/event"
 	"github.com/zns-mysql/zns-mysql/operator/internal/resources"
 )
@@ -66,6 +68,8 @@ type ZNSDatabaseReconciler struct {
 	APIReader client.Reader
 	// ProbePeriod is the period of mysqld's readiness probe; 0 is resources.DefaultProbePeriodSeconds.
 	ProbePeriod time.Duration
+
+	applied applymemo.Memo
 }
 
 // +kubebuilder:rbac:groups=zns-mysql.dev,resources=znsdatabases,verbs=get;list;watch;update;patch
@@ -223,10 +227,34 @@ func blocked(db *v1alpha1.ZNSDatabase, reason, message string) {
 	setCondition(db, v1alpha1.ConditionProgressing, metav1.ConditionFalse, reason, message)
 }
 
-func (r *ZNSDatabaseReconciler) apply(ctx context.Context, obj interface {
-	IsApplyConfiguration()
-}) error {
-	return r.Apply(ctx, obj, client.FieldOwner(FieldManager), client.ForceOwnership)
+// apply server-side applies one of the database's children, unless the last apply of the same configuration
+// produced the version the cache holds (applymemo): then nothing would change.
+func (r *ZNSDatabaseReconciler) apply(ctx context.Context, obj applymemo.Config) error {
+	key := applymemo.KeyOf(obj)
+	digest, err := applymemo.DigestOf(obj)
+	if err == nil && r.applied.Unchanged(key, digest, r.cachedVersion(ctx, key)) {
+		return nil
+	}
+	if err := r.Apply(ctx, obj, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+		r.applied.Forget(key)
+		return err
+	}
+	r.applied.Record(key, digest, applymemo.ResourceVersion(obj))
+	return nil
+}
+
+// cachedVersion is the resourceVersion of k in the informers' cache, "" when it is not there (or its kind is
+// not one the scheme knows).
+func (r *ZNSDatabaseReconciler) cachedVersion(ctx context.Context, k applymemo.Key) string {
+	o, err := r.Scheme().New(schema.FromAPIVersionAndKind(k.APIVersion, k.Kind))
+	if err != nil {
+		return ""
+	}
+	obj, ok := o.(client.Object)
+	if !ok || r.Get(ctx, client.ObjectKey{Namespace: k.Namespace, Name: k.Name}, obj) != nil {
+		return ""
+	}
+	return obj.GetResourceVersion()
 }
 
 // SetupWithManager registers the reconciler and the children it watches.
