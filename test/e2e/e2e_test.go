@@ -139,6 +139,18 @@ func requireCluster(t *testing.T) {
 	}
 }
 
+// beside runs the test beside the kind tier's others (t.Parallel; go test's -parallel, GOMAXPROCS by default,
+// bounds how many): each works in its own namespace with its own devices and volumes, and most of a test's time
+// is spent waiting for pods on a cluster that runs natively. The zoned node's tests never run beside each other
+// (TestZonedNodeTestsListed): they share that node's two emulated vCPUs and its one spare zoned device. The
+// timing lines the tests log are therefore taken beside other tests; docs/performance.md's were taken alone
+// (go test -parallel 1).
+func beside(t *testing.T) {
+	t.Helper()
+	requireCluster(t)
+	t.Parallel()
+}
+
 func newNamespace(t *testing.T, prefix string) string {
 	t.Helper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"}}
@@ -318,7 +330,7 @@ func jobLogs(job *batchv1.Job, phases ...corev1.PodPhase) string {
 
 // TestConventionalFlow is the path every machine can run: MyRocks and InnoDB on conventional volumes.
 func TestConventionalFlow(t *testing.T) {
-	requireCluster(t)
+	beside(t)
 	ns := newNamespace(t, "e2e")
 	// the lab's comparison (config/samples): MyRocks and InnoDB on volumes, InnoDB the baseline
 	lab := scenario(t, samples.Lab, labOnKind(ns), "myrocks-xfs", "innodb-baseline", "compare")
@@ -629,7 +641,7 @@ func printComparison(t *testing.T, b *v1alpha1.Benchmark) {
 // maps the claim read-only, which the kubelet pins with a loop device of its own), without the operator
 // creating anything that could write to it, and without a byte of it changing.
 func TestConventionalDeviceRefused(t *testing.T) {
-	requireCluster(t)
+	beside(t)
 	spec := os.Getenv("ZNS_E2E_CONVENTIONAL_DEVICE") // node:device
 	if spec == "" {
 		t.Skip("needs a conventional block device mounted into a node: set ZNS_E2E_CONVENTIONAL_DEVICE=node:loop0 (.ci/run attaches a loop device)")
@@ -773,7 +785,7 @@ func deviceDigest(t *testing.T, path string) (digest string, ok bool) {
 
 // TestZonedFlow needs null_blk zoned devices on a node and the Percona image with ZenFS.
 func TestZonedFlow(t *testing.T) {
-	requireCluster(t)
+	beside(t)
 	spec := os.Getenv("ZNS_E2E_ZONED") // node:device[,node:device]
 	if spec == "" {
 		t.Skip("needs zoned devices and the Percona ZenFS image: set ZNS_E2E_ZONED=node:nullb0,node:nullb1 (a kernel with zoned block device support)")

@@ -20,7 +20,7 @@ import (
 // the device's writes for it: the bytes per transaction come from there, and the status records where the
 // clients ran and that they shared no node with their databases.
 func TestAcrossNodes(t *testing.T) {
-	requireCluster(t)
+	beside(t)
 	onNodes := strings.Fields(os.Getenv("ZNS_E2E_NODE_DEVICES")) // node:device ...
 	if len(onNodes) < 2 {
 		t.Skip("needs a cluster of three nodes with a block device on two of them: ZNS_E2E_NODE_DEVICES=\"node1:loop1 node2:loop2\" (make test sets it up as root, ZNS_KIND_WORKERS=2)")

@@ -31,7 +31,7 @@ import (
 // endpoint and a database pod's two sidecars, through port-forwards on loopback, while a Benchmark runs; then asks it
 // what it saw. Then `kubectl zns debug` bundles the same database.
 func TestPrometheusScrapes(t *testing.T) {
-	requireCluster(t)
+	beside(t)
 	promBin, err := exec.LookPath("prometheus")
 	if err != nil {
 		t.Skip("needs Prometheus on the host (Debian's package prometheus; hack/install-deps.sh installs it)")

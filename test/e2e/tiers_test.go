@@ -13,7 +13,8 @@ import (
 
 // TestZonedNodeTestsListed: ZonedNodeTests lists exactly the Test functions of this package that call
 // zonedNode themselves, so that a new test of the zoned node runs in make test's stage 8 and is not left to
-// stage 7's kind cluster, where it would only skip. It reads the sources and needs no cluster.
+// stage 7's kind cluster, where it would only skip; and none of them runs beside another. It reads the sources
+// and needs no cluster.
 func TestZonedNodeTestsListed(t *testing.T) {
 	files, err := filepath.Glob("*_test.go")
 	if err != nil || len(files) == 0 {
@@ -32,8 +33,11 @@ func TestZonedNodeTestsListed(t *testing.T) {
 				continue
 			}
 			all = append(all, fn.Name.Name)
-			if callsZonedNode(fn.Body) {
+			if calls(fn.Body, "zonedNode") {
 				calling = append(calling, fn.Name.Name)
+				if calls(fn.Body, "beside", "Parallel") {
+					t.Errorf("%s runs on the zoned node and beside other tests: the node's tests share its two emulated vCPUs and its spare zoned device, so they run one at a time", fn.Name.Name)
+				}
 			}
 		}
 	}
@@ -65,13 +69,16 @@ func TestZonedNodeTestsListed(t *testing.T) {
 	}
 }
 
-// callsZonedNode: the body calls zonedNode(...) itself.
-func callsZonedNode(body *ast.BlockStmt) bool {
+// calls: the body calls one of the functions or methods named (zonedNode(...), t.Parallel()) itself.
+func calls(body *ast.BlockStmt, names ...string) bool {
 	found := false
 	ast.Inspect(body, func(n ast.Node) bool {
 		if c, ok := n.(*ast.CallExpr); ok {
-			if id, ok := c.Fun.(*ast.Ident); ok && id.Name == "zonedNode" {
-				found = true
+			switch f := c.Fun.(type) {
+			case *ast.Ident:
+				found = slices.Contains(names, f.Name)
+			case *ast.SelectorExpr:
+				found = slices.Contains(names, f.Sel.Name)
 			}
 		}
 		return !found
