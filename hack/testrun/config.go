@@ -46,6 +46,8 @@ type Config struct {
 	GoYCSB string `env:"GO_YCSB"`
 	// ProgressEvery: the interval of the "still running" lines.
 	ProgressEvery time.Duration `env:"ZNS_PROGRESS_EVERY"`
+	// NodeLate: ZNS_TEST_NODE_BESIDE=0, the zoned node boots in stage 8 instead of beside stage 7.
+	NodeLate bool `env:"ZNS_TEST_NODE_BESIDE"`
 }
 
 // usage is what --help prints: what a run does and every knob, in one place.
@@ -67,7 +69,9 @@ Stages (each announced with the time since the start; their timings are in $ZNS_
                              refusal test, one on each worker for the databases across nodes), the images
                              loaded, test/e2e but the zoned node's tests, then the cluster deleted
   8 zoned end to end         a Kubernetes node with zoned devices in the QEMU guest (hack/qemu/zoned-node.sh),
-                             the e2e tests that need it (test/e2e's ZonedNodeTests)
+                             the e2e tests that need it (test/e2e's ZonedNodeTests); the node boots beside
+                             stage 7 at nice 10, on the CPU the kind tier leaves (log: last-test-logs/
+                             zoned-node.log), and again in stage 8 if that boot failed
 Tests 6 to 8 end in one summary (hack/testsummary): "N passed, N failed, N skipped", every skip with what it
 needs; the go test -json stream is kept in $ZNS_CACHE_DIR/last-test.json. The exit status is non-zero when a
 stage failed or a test did.
@@ -100,6 +104,7 @@ Environment:
                            the e2e test across nodes skips and says so
   GO_YCSB                  the go-ycsb of TestYCSBRealServer (default: the bench image's, when it was built)
   ZNS_PROGRESS_EVERY       seconds between two "still running" lines of a long step (default 30)
+  ZNS_TEST_NODE_BESIDE=0   boot the zoned node in stage 8, after the kind tier, instead of beside it
   ZNS_CACHE_DIR            cache root (default $XDG_CACHE_HOME/zns-mysql, else ~/.cache/zns-mysql)
 
 What the run sets for the commands it runs:
@@ -146,6 +151,7 @@ func parseConfig(getenv func(string) string) (Config, error) {
 		KindNode:      stagerun.OrDefault(getenv("ZNS_KIND_NODE"), "offline"),
 		GoYCSB:        getenv("GO_YCSB"),
 		BudgetMin:     -1,
+		NodeLate:      getenv("ZNS_TEST_NODE_BESIDE") == "0",
 	}
 	var err error
 	if c.CacheRoot, err = stagerun.CacheRoot(getenv); err != nil {

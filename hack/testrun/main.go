@@ -72,6 +72,7 @@ type runner struct {
 	summary      string        // hack/testsummary's binary
 	packages     []string
 	cluster      *stagerun.CleanupFunc // deletes the kind cluster the run created
+	node         *stagerun.CleanupFunc // stops the zoned node
 }
 
 func newRunner(cfg Config, root string, environ []string, stdin *os.File, stdout, stderr io.Writer) *runner {

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -116,17 +117,19 @@ func TestRunOwnClusterAndZonedNode(t *testing.T) {
 		"test: go-ycsb: "+ycsb+" (the bench image's): TestYCSBRealServer runs it\n",
 		"test: zloop-module: /fake/zloop.ko: the QEMU tier's zloop tests load it (ZLOOP_MODULE)\n")
 	stageruntest.Contains(t, "stdout", out, "test: deleting the test cluster zns-test\n", "test: stage 8's tests get 4500s (ZONED_E2E_TIMEOUT 75m; 88 min budget, 0m")
+	stageruntest.Contains(t, "stdout", out, "test: zoned-node: booting beside stage 7 at nice 10 (log: "+filepath.Join(f.Cache, "last-test-logs", "zoned-node.log")+")\n",
+		"test: zoned-node: up; QEMU keeps nice 10 (open "+filepath.Join(f.Cache, "zoned-node", "pid")+": no such file or directory)\n")
 	owner := "owner=" + strconv.Itoa(os.Getpid())
 	want := []string{
 		"kubernetes node",
 		"go-test -json -count=1 -timeout 45m example.com/a example.com/b | ZNS_E2E=unset ZNS_E2E_ZONED_NODE=unset ZNS_E2E_KUBECONFIG=unset ZNS_HELM=/fake/helm KUBEBUILDER_ASSETS=/fake/assets-node ZLOOP_MODULE=/fake/zloop.ko ZNS_REQUIRE_E2E=unset",
 		"cluster up zns-test node=offline workers=2",
 		"load-images bench mariadb operator",
+		// the zoned node boots beside the kind tier's tests (its up, in the background, is checked below)
+		"zoned-node down " + owner,
 		"go-test -json -count=1 -timeout 40m -skip " + zonedPattern + " ./test/e2e/ | ZNS_E2E=1 ZNS_E2E_ZONED_NODE=unset ZNS_E2E_KUBECONFIG=/fake/kind.kubeconfig ZNS_HELM=/fake/helm KUBEBUILDER_ASSETS=unset ZLOOP_MODULE=/fake/zloop.ko ZNS_REQUIRE_E2E=unset",
 		// the kind node would take CPU from the emulated one
 		"cluster down zns-test node=offline workers=2",
-		"zoned-node down " + owner,
-		"zoned-node up " + owner,
 		"zoned-node env " + owner,
 		"go-test -json -count=1 -timeout 4500s -run " + zonedPattern + " ./test/e2e/ | ZNS_E2E=1 ZNS_E2E_ZONED_NODE=zns-guest ZNS_E2E_KUBECONFIG=/fake/node.kubeconfig ZNS_HELM=/fake/helm KUBEBUILDER_ASSETS=unset ZLOOP_MODULE=/fake/zloop.ko ZNS_REQUIRE_E2E=unset",
 		"zoned-node down " + owner,
@@ -138,6 +141,13 @@ func TestRunOwnClusterAndZonedNode(t *testing.T) {
 				got = append(got, l)
 			}
 		}
+	}
+	// the boot beside stage 7 runs in the background: its up comes after the down before it and before stage 8
+	up := slices.Index(got, "zoned-node up "+owner)
+	if down, env := slices.Index(got, "zoned-node down "+owner), slices.Index(got, "zoned-node env "+owner); up < down || up > env {
+		t.Errorf("zoned-node up at %d, want between its down (%d) and stage 8's env (%d)", up, down, env)
+	} else {
+		got = slices.Delete(got, up, up+1)
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("calls:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -169,9 +179,10 @@ func TestRunFailureInTheTestStagesStillSummarizes(t *testing.T) {
 		calls      map[string]int
 		last       string
 	}{
+		// booted beside stage 7, failed; booted again in stage 8, failed again
 		{"zoned node down", "FAKE_NODE_UP", 8,
 			"test: ERROR in stage 8. the zoned node did not come up (above; its log: CACHE/zoned-node/guest.log); hack/qemu/zoned-node.sh up alone tries again, ZNS_E2E=0 make test skips it\n",
-			map[string]int{"cluster down": 1, "zoned-node down": 2, "zoned-node up": 1, "zoned-node env": 0}, "test: total "},
+			map[string]int{"cluster down": 1, "zoned-node down": 3, "zoned-node up": 2, "zoned-node env": 0}, "test: total "},
 		{"cluster down", "FAKE_CLUSTER_UP", 7,
 			"test: ERROR in stage 7. the test cluster did not come up (above); hack/kind/cluster.sh status shows it, ZNS_E2E=0 make test skips this tier\n",
 			map[string]int{"cluster up": 1, "cluster down": 1, "load-images": 0, "zoned-node": 0}, "test: deleting the test cluster zns-test"},
@@ -291,4 +302,27 @@ func TestInterruptSaysWhatItUndoes(t *testing.T) {
 		t.Errorf("the cleanup ran %d times", cleaned)
 	}
 	stageruntest.Contains(t, "stderr", errs.String(), "test: terminated: killing the background jobs, then undoing what the run set up\n")
+}
+
+// TestRunNodeBesideOff: with ZNS_TEST_NODE_BESIDE=0 the zoned node boots in stage 8, once the kind cluster is gone.
+func TestRunNodeBesideOff(t *testing.T) {
+	f := newFake(t)
+	f.env["FAKE_DOCKER"] = "ok"
+	f.env["ZNS_TEST_NODE_BESIDE"] = "0"
+	code, out, errs := f.run(t)
+	if code != 0 {
+		t.Fatalf("status %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	var got []string
+	for _, l := range f.CallLines(t, "") {
+		if strings.HasPrefix(l, "cluster down") || strings.HasPrefix(l, "zoned-node up") {
+			got = append(got, strings.Fields(l)[0]+" "+strings.Fields(l)[1])
+		}
+	}
+	if want := []string{"cluster down", "zoned-node up"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("calls %v, want %v", got, want)
+	}
+	if strings.Contains(out, "booting beside stage 7") {
+		t.Error("the run says it boots the node beside stage 7")
+	}
 }

@@ -87,6 +87,7 @@ func (r *runner) e2eOnKind(note func(int)) error {
 		r.Logf("no e2e cluster: %s; the suite reports itself skipped", r.why)
 		r.Env.Unset("ZNS_E2E")
 	}
+	r.bootNodeBeside()
 	note(r.Run(r.goTest([]string{"ZNS_HELM=" + r.helm}, "-timeout", r.cfg.E2ETimeout, "-skip", e2e.ZonedNodePattern(), "./test/e2e/")))
 	// the kind cluster's node would take CPU from the emulated one
 	if r.cluster != nil {
@@ -208,47 +209,4 @@ func (r *runner) loopDevice(size int64, marked bool) string {
 	})
 	r.Logf("test device: %s over %s", dev, file)
 	return dev
-}
-
-// zonedE2E is stage 8: this kernel has no zoned devices and a kind node shares it, so it boots a Kubernetes
-// node in the QEMU guest, runs the e2e tests that need it there, and stops it. Where it cannot run, the tests
-// run without it and report themselves skipped with what they need (with ZNS_REQUIRE_QEMU=1 the stage fails
-// instead). It returns go test's status.
-func (r *runner) zonedE2E() (int, error) {
-	if why := zonedSkipWhy(r.qemuRC, r.dockerOK, r.cfg); why != "" {
-		if r.cfg.RequireQEMU {
-			return 0, fail(8, "ZNS_REQUIRE_QEMU=1 but "+why)
-		}
-		r.Logf("no zoned node: %s; its tests report themselves skipped", why)
-		c := r.goTest(nil, "-run", e2e.ZonedNodePattern(), "./test/e2e/")
-		c.Env = r.Env.List(nil, "ZNS_E2E", "ZNS_REQUIRE_E2E", "ZNS_E2E_ZONED_NODE")
-		return r.Run(c), nil
-	}
-	node := r.Cleanups.Add("the zoned node", func() {
-		r.RunCleanup(r.Cmd(nil, "hack/qemu/zoned-node.sh", "down"))
-	})
-	// a fresh node: what an earlier run left on its devices and volumes would be in the tests' way
-	if r.Run(r.Cmd(nil, "hack/qemu/zoned-node.sh", "down")) != 0 {
-		return 0, fail(8, "the zoned node is another run's (above)")
-	}
-	up := r.Cmd(nil, "hack/qemu/zoned-node.sh", "up")
-	up.Stdout = nil
-	if r.Run(up) != 0 {
-		return 0, fail(8, "the zoned node did not come up (above; its log: "+r.cfg.CacheRoot+"/zoned-node/guest.log); hack/qemu/zoned-node.sh up alone tries again, ZNS_E2E=0 make test skips it")
-	}
-	env := r.zonedNodeEnv()
-	timeout, note := stage8Timeout(r.cfg, r.stages.Elapsed())
-	if note != "" {
-		r.Logf("%s", note)
-	}
-	rc := r.Run(r.goTest(append(env, "ZNS_HELM="+r.helm), "-timeout", timeout, "-run", e2e.ZonedNodePattern(), "./test/e2e/"))
-	node.RunOne()
-	return rc, nil
-}
-
-// zonedNodeEnv is what `eval "$(hack/qemu/zoned-node.sh env)"` exports (ZNS_E2E_KUBECONFIG at the node,
-// ZNS_E2E_ZONED_NODE, the time scale, ...), evaluated by bash as before, as NAME=VALUE.
-func (r *runner) zonedNodeEnv() []string {
-	env, _ := r.EvalExports("hack/qemu/zoned-node.sh", "env")
-	return env
 }
