@@ -24,6 +24,12 @@ func (r *runner) prepare() error {
 	if err := r.stages.Reset(); err != nil {
 		return err
 	}
+	// Pure Go everywhere: the project needs no cgo, and the Kubernetes binaries (hack/kubernetes.sh) and the
+	// images' Go binaries are built without it, so go vet and go test compile the libraries they share with
+	// those builds under the same build-cache keys, once. A CGO_ENABLED given is kept.
+	if r.Env.Get("CGO_ENABLED") == "" {
+		r.Env.Set("CGO_ENABLED", "0")
+	}
 	r.dockerOK = r.DockerUsable()
 	var err error
 	r.mode, r.why, err = e2eModeFor(r.cfg, r.dockerOK)

@@ -326,3 +326,22 @@ func TestRunNodeBesideOff(t *testing.T) {
 		t.Error("the run says it boots the node beside stage 7")
 	}
 }
+
+// TestRunIsPureGo: the run's commands build without cgo, as the Kubernetes binaries and the images' Go binaries
+// are built, unless CGO_ENABLED was given.
+func TestRunIsPureGo(t *testing.T) {
+	for given, want := range map[string]string{"": "0", "1": "1"} {
+		f := newFake(t)
+		if given != "" {
+			f.env["CGO_ENABLED"] = given
+		}
+		r, _, _ := f.runner(t)
+		if err := r.prepare(); err != nil {
+			t.Fatal(err)
+		}
+		if got := r.Env.Get("CGO_ENABLED"); got != want {
+			t.Errorf("CGO_ENABLED=%q given: the run's commands get %q, want %q", given, got, want)
+		}
+		r.Finish()
+	}
+}
