@@ -104,10 +104,10 @@ func Service(db *v1alpha1.ZNSDatabase) *corev1ac.ServiceApplyConfiguration {
 		WithType(corev1.ServiceTypeClusterIP).
 		WithSelector(db.SelectorLabels()).
 		WithPorts(corev1ac.ServicePort().
-			WithName("mysql").
+			WithName(MySQLPortName).
 			WithProtocol(corev1.ProtocolTCP).
 			WithPort(v1alpha1.MySQLPort).
-			WithTargetPort(intstr.FromString("mysql")))
+			WithTargetPort(intstr.FromString(MySQLPortName)))
 	if db.MetricsEnabled() {
 		spec.WithPorts(metricsServicePort())
 	}
@@ -319,7 +319,8 @@ func StatefulSet(db *v1alpha1.ZNSDatabase, in StatefulSetInput) *appsv1ac.Statef
 		WithEnv(corev1ac.EnvVar().WithName("MYSQL_ROOT_PASSWORD").WithValueFrom(corev1ac.EnvVarSource().
 			WithSecretKeyRef(corev1ac.SecretKeySelector().WithName(db.RootSecretName()).WithKey(v1alpha1.RootPasswordKey))),
 			corev1ac.EnvVar().WithName("ZNS_MYSQL_FLAVOR").WithValue(string(db.Spec.Flavor))).
-		WithPorts(corev1ac.ContainerPort().WithName("mysql").WithContainerPort(v1alpha1.MySQLPort).WithProtocol(corev1.ProtocolTCP)).
+		WithPorts(corev1ac.ContainerPort().WithName(MySQLPortName).WithContainerPort(v1alpha1.MySQLPort).WithProtocol(corev1.ProtocolTCP)).
+		WithStartupProbe(startupProbe()).
 		WithReadinessProbe(readinessProbe(db, in.ProbePeriodSeconds)).
 		WithSecurityContext(containerSecurity()).
 		WithVolumeMounts(mounts...)
@@ -391,6 +392,28 @@ const ZenFSSpaceInterval = "60s"
 // real node, but about 0.4 CPU-s inside the container alone under emulation (hack/qemu: TCG; docs/zoned-node.md),
 // where databases probed every 5 s took a large share of the node's two vCPUs.
 const DefaultProbePeriodSeconds = 5
+
+// MySQLPortName names mysqld's port in the pod and the Service.
+const MySQLPortName = "mysql"
+
+// StartupProbeMaxSeconds is how long mysqld may take to listen before the kubelet restarts it: a day, since crash
+// recovery of a large datadir can take hours and a restart would only begin it again.
+const StartupProbeMaxSeconds = 24 * 3600
+
+// startupProbePeriodSeconds is how often the kubelet tries mysqld's port while it starts.
+const startupProbePeriodSeconds = 2
+
+// startupProbe: the kubelet connects to mysqld's port every 2 s until it listens. A TCP connect is the kubelet's
+// own work, no process started in the container; once it succeeds the kubelet runs the readiness probe (an exec)
+// at once, instead of at its next period, so a started or restarted database is seen ready a moment after mysqld
+// listens rather than up to a period later (20 s on the emulated node), and no exec runs while mysqld cannot
+// answer yet.
+func startupProbe() *corev1ac.ProbeApplyConfiguration {
+	return corev1ac.Probe().
+		WithTCPSocket(corev1ac.TCPSocketAction().WithPort(intstr.FromString(MySQLPortName))).
+		WithPeriodSeconds(startupProbePeriodSeconds).WithTimeoutSeconds(startupProbePeriodSeconds).
+		WithFailureThreshold(StartupProbeMaxSeconds / startupProbePeriodSeconds)
+}
 
 // readinessProbe checks that mysqld answers. On a zoned database it also refreshes the ZenFS space, at most
 // once per ZenFSSpaceInterval; zenfs df may take a few seconds there, hence the longer timeout.

@@ -157,3 +157,20 @@ func TestReadinessProbePeriod(t *testing.T) {
 		}
 	}
 }
+
+// mysqld has a startup probe that costs no process in the container (a TCP connect to its port) and allows a day
+// of crash recovery before the kubelet would restart it.
+func TestStartupProbe(t *testing.T) {
+	sts := StatefulSet(metricsDB(v1alpha1.StorageSpec{Volume: &v1alpha1.VolumeSource{}}, nil), StatefulSetInput{Image: "img:1", ConfigMapName: "cnf"})
+	mysqld := sts.Spec.Template.Spec.Containers[0]
+	p := mysqld.StartupProbe
+	if p == nil || p.TCPSocket == nil || p.Exec != nil || p.HTTPGet != nil {
+		t.Fatalf("%s's startup probe %+v, want a TCP connect", *mysqld.Name, p)
+	}
+	if port := p.TCPSocket.Port; port == nil || port.String() != *mysqld.Ports[0].Name || *mysqld.Ports[0].ContainerPort != v1alpha1.MySQLPort {
+		t.Errorf("startup probe port %v, want mysqld's port %s (%d)", port, *mysqld.Ports[0].Name, v1alpha1.MySQLPort)
+	}
+	if window := *p.PeriodSeconds * *p.FailureThreshold; window < 24*3600 || *p.PeriodSeconds > 2 {
+		t.Errorf("startup probe every %d s for %d s, want at most 2 s for at least a day", *p.PeriodSeconds, window)
+	}
+}
