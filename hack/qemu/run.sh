@@ -8,20 +8,10 @@
 set -euo pipefail
 script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 repo_root=$(cd "$script_dir/../.." && pwd -P)
-cache=${ZNS_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/zns-mysql}/bin
-sum=$(cat "$repo_root"/hack/qemurun/*.go "$repo_root"/hack/qemurun/*.sh | sha256sum | cut -c1-16)
-bin="$cache/qemurun-$sum"
-if [[ ! -x "$bin" ]]; then
-  command -v go >/dev/null || { echo "qemu-run: ERROR: needs Go on PATH to build hack/qemurun" >&2; exit 125; }
-  mkdir -p "$cache"
-  tmp=$(mktemp "$cache/qemurun.XXXXXX")
-  # a temporary name, then a rename: runs that start together never exec a half-written binary
-  if ! (cd "$repo_root" && CGO_ENABLED=0 go build -o "$tmp" ./hack/qemurun); then
-    rm -f "$tmp"
-    echo "qemu-run: ERROR: building hack/qemurun failed (above); 'go build ./hack/qemurun' shows it again" >&2
-    exit 125
-  fi
-  mv -f "$tmp" "$bin"
-fi
+# shellcheck source=hack/lib/go-program.sh
+source "$repo_root/hack/lib/go-program.sh"
+# in the repository (go build), but the command runs where it was given: its paths may be relative
+bin=$(cd "$repo_root" && mapfile -t sources < <(go_sources hack/qemurun/*.go) &&
+  go_program qemu-run hack/qemurun "${sources[@]}" hack/qemurun/*.sh) || exit 125
 export ZNS_REPO_ROOT=$repo_root ZNS_QEMU_BUILD_GUEST=$script_dir/build-guest.sh
 exec "$bin" "$@"
