@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -343,5 +344,44 @@ func TestRunIsPureGo(t *testing.T) {
 			t.Errorf("CGO_ENABLED=%q given: the run's commands get %q, want %q", given, got, want)
 		}
 		r.Finish()
+	}
+}
+
+// TestReniceProcessGroup: every process of the group the PID file names gets the niceness, children included
+// (QEMU is a child of run.sh's process).
+func TestReniceProcessGroup(t *testing.T) {
+	c := exec.Command("sh", "-c", "sleep 30 & sleep 30 & wait")
+	c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pgid := c.Process.Pid
+	t.Cleanup(func() { _ = syscall.Kill(-pgid, syscall.SIGKILL); _ = c.Wait() })
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	if err := os.WriteFile(pidFile, []byte(strconv.Itoa(pgid)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var members []int
+	stageruntest.WaitFor(t, "the two children started", func() bool {
+		members = members[:0]
+		procs, _ := os.ReadDir("/proc")
+		for _, p := range procs {
+			if pid, err := strconv.Atoi(p.Name()); err == nil && processGroup(pid) == pgid {
+				members = append(members, pid)
+			}
+		}
+		return len(members) == 3
+	})
+	if err := reniceProcess(pidFile, 7); err != nil {
+		t.Fatal(err)
+	}
+	for _, pid := range members {
+		// getpriority's raw value is 20 - nice
+		if prio, err := syscall.Getpriority(syscall.PRIO_PROCESS, pid); err != nil || 20-prio != 7 {
+			t.Errorf("process %d of the group: nice %d (%v), want 7", pid, 20-prio, err)
+		}
+	}
+	if err := reniceProcess(filepath.Join(t.TempDir(), "none"), 0); err == nil {
+		t.Error("no error for a missing PID file")
 	}
 }

@@ -115,30 +115,62 @@ func (r *runner) zonedNodeEnv() []string {
 	return env
 }
 
-// reniceProcess sets the niceness of every thread of the process whose PID the file holds (QEMU's vCPU threads
-// are threads of their own, and niceness is per thread on Linux). Lowering it needs root.
+// reniceProcess sets the niceness of every thread of every process in the process group that the PID in the
+// file leads (hack/qemu/zoned-node.sh's: run.sh, hack/qemurun and QEMU; niceness is per thread on Linux, and
+// QEMU's vCPUs are threads of their own). Lowering it needs root.
 func reniceProcess(pidFile string, nice int) error {
 	raw, err := os.ReadFile(pidFile)
 	if err != nil {
 		return err
 	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
-	if err != nil || pid <= 0 {
+	pgid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
+	if err != nil || pgid <= 0 {
 		return fmt.Errorf("%s holds no PID: %q", pidFile, raw)
 	}
-	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	procs, err := os.ReadDir("/proc")
 	if err != nil {
 		return err
 	}
 	var errs []error
-	for _, t := range tasks {
-		tid, err := strconv.Atoi(t.Name())
-		if err != nil {
+	found := 0
+	for _, p := range procs {
+		pid, err := strconv.Atoi(p.Name())
+		if err != nil || processGroup(pid) != pgid {
 			continue
 		}
-		if err := syscall.Setpriority(syscall.PRIO_PROCESS, tid, nice); err != nil && !errors.Is(err, syscall.ESRCH) {
-			errs = append(errs, fmt.Errorf("thread %d: %w", tid, err))
+		found++
+		tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+		for _, t := range tasks {
+			tid, err := strconv.Atoi(t.Name())
+			if err != nil {
+				continue
+			}
+			if err := syscall.Setpriority(syscall.PRIO_PROCESS, tid, nice); err != nil && !errors.Is(err, syscall.ESRCH) {
+				errs = append(errs, fmt.Errorf("thread %d of %d: %w", tid, pid, err))
+			}
 		}
 	}
+	if found == 0 {
+		return fmt.Errorf("no process in group %d", pgid)
+	}
 	return errors.Join(errs...)
+}
+
+// processGroup is the process group of pid from /proc/PID/stat, 0 when it cannot be read. The fields after the
+// command's name, which may hold spaces and parentheses, begin after its last ')': state, ppid, pgrp.
+func processGroup(pid int) int {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	i := strings.LastIndexByte(string(stat), ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(stat[i+1:]))
+	if len(f) < 3 {
+		return 0
+	}
+	g, _ := strconv.Atoi(f[2])
+	return g
 }
