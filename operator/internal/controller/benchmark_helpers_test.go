@@ -124,15 +124,13 @@ func startRun(t *testing.T, b *v1alpha1.Benchmark, jobs ...string) string {
 	if at := getBench(t, b).Status.StartAt; at != nil {
 		t.Errorf("the start %s is set before the runners of %v are ready", at, jobs)
 	}
-	var pods []*corev1.Pod
-	for _, job := range jobs {
-		pods = append(pods, runningPod(t, b.Namespace, job, ""))
-	}
 	// The first runner is reachable at 127.0.0.1 (the operator runs in this process): it is posted the start too.
+	// Its pod carries that address from the moment it is Ready, since the operator may give the start at once.
 	posted := make(chan string, 4)
+	firstIP := "127.0.0.1"
 	if l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(resources.RunnerReadyPort))); err != nil {
 		t.Logf("port %d is taken here: the start's post is not checked (%v)", resources.RunnerReadyPort, err)
-		posted = nil
+		posted, firstIP = nil, ""
 	} else {
 		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			body, _ := io.ReadAll(r.Body)
@@ -141,16 +139,14 @@ func startRun(t *testing.T, b *v1alpha1.Benchmark, jobs ...string) string {
 		})}
 		go func() { _ = srv.Serve(l) }()
 		defer srv.Close()
-		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			if err := k8s.Get(ctx, client.ObjectKeyFromObject(pods[0]), pods[0]); err != nil {
-				return err
-			}
-			pods[0].Status.PodIP = "127.0.0.1"
-			return k8s.Status().Update(ctx, pods[0])
-		})
-		if err != nil {
-			t.Fatal(err)
+	}
+	var pods []*corev1.Pod
+	for i, job := range jobs {
+		ip := ""
+		if i == 0 {
+			ip = firstIP
 		}
+		pods = append(pods, runningPodAt(t, b.Namespace, job, "", ip))
 	}
 	var startAt string
 	eventually(t, "the common start given to "+strings.Join(jobs, ", "), func() error {

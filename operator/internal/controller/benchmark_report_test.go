@@ -26,6 +26,13 @@ import (
 // reached the start barrier), whose log so far is text (recorded sysbench output).
 func runningPod(t *testing.T, ns, job, text string) *corev1.Pod {
 	t.Helper()
+	return runningPodAt(t, ns, job, text, "")
+}
+
+// runningPodAt is runningPod with the pod's IP (none when ip is ""), set in the same status write that makes it
+// Ready: the operator may act on a Ready pod at once.
+func runningPodAt(t *testing.T, ns, job, text, ip string) *corev1.Pod {
+	t.Helper()
 	j := &batchv1.Job{}
 	waitObject(t, client.ObjectKey{Namespace: ns, Name: job}, j)
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: job + "-", Labels: j.Spec.Template.Labels},
@@ -35,7 +42,7 @@ func runningPod(t *testing.T, ns, job, text string) *corev1.Pod {
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
 			return err
 		}
-		pod.Status.Phase = corev1.PodRunning
+		pod.Status.Phase, pod.Status.PodIP = corev1.PodRunning, ip
 		pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: resources.RunnerContainer, Image: benchTestImage, Ready: true,
 			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}}}
 		pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now()}}

@@ -3,6 +3,7 @@ package controller_test
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -153,32 +154,41 @@ func checkLiveMetrics(t *testing.T, m *metricsClient, ns, bench, target string, 
 	})
 }
 
-// checkResultMetrics: a finished Benchmark's means and ratios are exported as its status has them.
+// checkResultMetrics: a finished Benchmark's means and ratios are exported as its status has them. The gauges
+// follow the manager's cache, which may lag the test's own read of the Completed status: the scrape is tried
+// again until they agree.
 func checkResultMetrics(t *testing.T, m *metricsClient, ns, bench string, want map[string]float64, ratio map[string]float64) {
 	t.Helper()
-	fams := m.scrape(t)
-	for target, tps := range want {
-		got, ok := opmetrics.Lookup(fams, "zns_mysql_benchmark_result_tps", map[string]string{"namespace": ns, "benchmark": bench, "target": target})
-		if !ok || got != tps {
-			t.Errorf("result tps of %s = %v (present %v), want %v", target, got, ok, tps)
+	eventually(t, "the result metrics of "+bench, func() error {
+		fams := m.scrape(t)
+		var wrong []string
+		for target, tps := range want {
+			got, ok := opmetrics.Lookup(fams, "zns_mysql_benchmark_result_tps", map[string]string{"namespace": ns, "benchmark": bench, "target": target})
+			if !ok || got != tps {
+				wrong = append(wrong, fmt.Sprintf("result tps of %s = %v (present %v), want %v", target, got, ok, tps))
+			}
+			if _, ok := opmetrics.Lookup(fams, "zns_mysql_benchmark_live_tps", map[string]string{"namespace": ns, "benchmark": bench, "target": target}); ok {
+				wrong = append(wrong, fmt.Sprintf("live tps of %s still exported after the run", target))
+			}
 		}
-		if _, ok := opmetrics.Lookup(fams, "zns_mysql_benchmark_live_tps", map[string]string{"namespace": ns, "benchmark": bench, "target": target}); ok {
-			t.Errorf("live tps of %s still exported after the run", target)
+		for target, r := range ratio {
+			got, ok := opmetrics.Lookup(fams, "zns_mysql_benchmark_result_ratio_to_baseline", map[string]string{"benchmark": bench, "target": target, "figure": "tps"})
+			if !ok || got != r {
+				wrong = append(wrong, fmt.Sprintf("tps ratio of %s = %v (present %v), want %v", target, got, ok, r))
+			}
 		}
-	}
-	for target, r := range ratio {
-		got, ok := opmetrics.Lookup(fams, "zns_mysql_benchmark_result_ratio_to_baseline", map[string]string{"benchmark": bench, "target": target, "figure": "tps"})
-		if !ok || got != r {
-			t.Errorf("tps ratio of %s = %v (present %v), want %v", target, got, ok, r)
+		if v, _ := opmetrics.Lookup(fams, "zns_mysql_benchmark_phase", map[string]string{"namespace": ns, "benchmark": bench, "phase": "Completed"}); v != 1 {
+			wrong = append(wrong, fmt.Sprintf("phase Completed = %v, want 1", v))
 		}
-	}
-	if v, _ := opmetrics.Lookup(fams, "zns_mysql_benchmark_phase", map[string]string{"namespace": ns, "benchmark": bench, "phase": "Completed"}); v != 1 {
-		t.Errorf("phase Completed = %v, want 1", v)
-	}
-	if v, ok := opmetrics.Lookup(fams, "zns_mysql_benchmark_phase_duration_seconds", map[string]string{"namespace": ns, "benchmark": bench, "phase": "Running"}); !ok || v <= 0 {
-		t.Errorf("time in Running = %v (present %v), want > 0", v, ok)
-	}
-	if v, ok := opmetrics.Lookup(fams, "zns_mysql_device_step_outcomes_total", map[string]string{"step": "preflight", "reason": "DeviceAccepted"}); !ok || v < 1 {
-		t.Errorf("preflight DeviceAccepted outcomes = %v, want >= 1 (the zoned target passed its preflight)", v)
-	}
+		if v, ok := opmetrics.Lookup(fams, "zns_mysql_benchmark_phase_duration_seconds", map[string]string{"namespace": ns, "benchmark": bench, "phase": "Running"}); !ok || v <= 0 {
+			wrong = append(wrong, fmt.Sprintf("time in Running = %v (present %v), want > 0", v, ok))
+		}
+		if v, ok := opmetrics.Lookup(fams, "zns_mysql_device_step_outcomes_total", map[string]string{"step": "preflight", "reason": "DeviceAccepted"}); !ok || v < 1 {
+			wrong = append(wrong, fmt.Sprintf("preflight DeviceAccepted outcomes = %v, want >= 1 (the zoned target passed its preflight)", v))
+		}
+		if len(wrong) > 0 {
+			return errors.New(strings.Join(wrong, "; "))
+		}
+		return nil
+	})
 }
