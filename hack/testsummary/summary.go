@@ -32,6 +32,9 @@ type summary struct {
 	lastPrinted time.Time
 	output      map[key]*strings.Builder
 	running     map[key]time.Time // top-level tests and packages started and not finished, with their start
+	// paused are running tests that wait at t.Parallel for a turn: they are left out of the progress line,
+	// which would otherwise list as busy every test of a package that has not begun yet
+	paused map[key]bool
 
 	failedTests, skips, failedPkgs []string
 	recaps                         []string // per failed test, the lines that say why (writeRecap)
@@ -41,7 +44,7 @@ type summary struct {
 func newSummary(w io.Writer, now func() time.Time) *summary {
 	t := now()
 	return &summary{w: w, now: now, quiet: 29 * time.Second, start: t, lastPrinted: t,
-		output: map[key]*strings.Builder{}, running: map[key]time.Time{}}
+		output: map[key]*strings.Builder{}, running: map[key]time.Time{}, paused: map[key]bool{}}
 }
 
 func (s *summary) printf(format string, args ...any) {
@@ -94,6 +97,16 @@ func (s *summary) line(line []byte) {
 		if !strings.Contains(e.Test, "/") {
 			s.running[k] = at
 		}
+	case "pause":
+		if _, ok := s.running[k]; ok {
+			s.paused[k] = true
+		}
+	case "cont":
+		if s.paused[k] {
+			// its time counts from its turn: the wait before it was for the other tests
+			delete(s.paused, k)
+			s.running[k] = at
+		}
 	case "output":
 		b := s.output[k]
 		if b == nil {
@@ -103,6 +116,7 @@ func (s *summary) line(line []byte) {
 		b.WriteString(e.Output)
 	case "pass", "fail", "skip":
 		delete(s.running, k)
+		delete(s.paused, k)
 		s.result(e, k)
 	}
 }
@@ -163,6 +177,7 @@ func (s *summary) unfinished(pkg string) {
 	for _, test := range tests {
 		k := key{pkg, test}
 		delete(s.running, k)
+		delete(s.paused, k)
 		s.failed++
 		lines := strings.Split(strings.TrimRight(text(s.output[k]), "\n"), "\n")
 		if len(lines) > unfinishedTail {
@@ -193,6 +208,9 @@ func (s *summary) progress() {
 				continue
 			}
 			items = append(items, item{short(k.pkg) + " (setting up)", now.Sub(t)})
+			continue
+		}
+		if s.paused[k] {
 			continue
 		}
 		name := short(k.pkg) + " " + k.test

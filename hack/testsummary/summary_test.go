@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -261,5 +262,59 @@ func TestNoRecapWhenNothingFailed(t *testing.T) {
 	var out bytes.Buffer
 	if err := newSummary(io.Discard, time.Now).writeRecap(&out); err != nil || out.Len() != 0 {
 		t.Errorf("recap of a run without failures: %q, %v", out.String(), err)
+	}
+}
+
+// Tests waiting at t.Parallel for their turn are not running: the progress line names the sequential test
+// that is, and a parallel test's time counts from its turn.
+func TestProgressLeavesOutPausedTests(t *testing.T) {
+	b, err := os.ReadFile("testdata/go-test-parallel.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	var out bytes.Buffer
+	var clock time.Time
+	s := newSummary(&out, func() time.Time { return clock })
+	// the progress line 90 s after the first line of the capture that holds all of marks
+	progressAfter := func(marks ...string) string {
+		t.Helper()
+		for len(lines) > 0 {
+			line := lines[0]
+			lines = lines[1:]
+			s.line([]byte(line))
+			found := true
+			for _, m := range marks {
+				found = found && strings.Contains(line, m)
+			}
+			if found {
+				var e event
+				if err := json.Unmarshal([]byte(line), &e); err != nil {
+					t.Fatal(err)
+				}
+				clock = e.Time.Add(90 * time.Second)
+				out.Reset()
+				s.progress()
+				return out.String()
+			}
+		}
+		t.Fatalf("no line with %q in the capture", marks)
+		return ""
+	}
+	got := progressAfter("runs while the parallel ones wait")
+	if !strings.Contains(got, "running: example.com/parallel TestSequential (p_test.go:19: runs while the parallel ones wait) 1m30s\n") ||
+		strings.Contains(got, "TestFirst") || strings.Contains(got, "TestSecond") {
+		t.Errorf("while the parallel tests wait their turn: %q, want the sequential test alone", got)
+	}
+	got = progressAfter(`"Action":"cont"`, `"Test":"TestFirst"`)
+	if !strings.Contains(got, "running: example.com/parallel TestFirst 1m30s\n") || strings.Contains(got, "TestSecond") {
+		t.Errorf("once TestFirst has its turn: %q, want it alone, timed from its turn", got)
+	}
+	for len(lines) > 0 {
+		s.line([]byte(lines[0]))
+		lines = lines[1:]
+	}
+	if len(s.running) != 0 || len(s.paused) != 0 {
+		t.Errorf("after the package ended: running %v, paused %v", s.running, s.paused)
 	}
 }
