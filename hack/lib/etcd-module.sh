@@ -1,5 +1,5 @@
-# hack/lib/etcd-module.sh: the throwaway Go module etcd is built from (sourced by envtest-assets.sh and
-# kind/build-node-image.sh, which both need an etcd binary and no registry).
+# hack/lib/etcd-module.sh: the throwaway Go module etcd is built from (sourced by hack/kubernetes.sh, whose etcd
+# serves envtest and the kind node image, which both need an etcd binary and no registry).
 # shellcheck shell=bash
 
 # write_etcd_module DIR VERSION NAME: write into DIR a module NAME whose main is upstream etcd's

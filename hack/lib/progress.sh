@@ -1,5 +1,6 @@
 # hack/lib/progress.sh: progress for long steps, so that no step stays silent for more than a minute.
-# Sourced by the cached builders (hack/kubernetes.sh, hack/kind/build-node-image.sh, hack/images/*.sh, ...).
+# Sourced by the cached builders (hack/kubernetes.sh, hack/images/*.sh, ...); the Go ones have
+# hack/internal/stagerun's Heartbeat.
 # Everything goes to stderr, prefixed by the caller's name ($TOOL_NAME or $LOG_PREFIX).
 # shellcheck shell=bash
 
