@@ -195,14 +195,18 @@ func diskArgs(disks []Disk) []string {
 	return args
 }
 
-// netArgs gives the guest QEMU's user network with the forwards, restricted: it reaches nothing outside.
-func netArgs(fwd []PortForward) []string {
-	if len(fwd) == 0 {
+// netArgs gives the guest QEMU's user network with the forwards, restricted: it reaches nothing outside but
+// the guest forwards' commands. QEMU's option syntax doubles a comma inside a value.
+func netArgs(fwd []PortForward, gfwd []GuestForward) []string {
+	if len(fwd)+len(gfwd) == 0 {
 		return nil
 	}
 	netdev := "user,id=net0,restrict=on"
 	for _, f := range fwd {
 		netdev += fmt.Sprintf(",hostfwd=tcp:127.0.0.1:%d-:%d", f.Host, f.Guest)
+	}
+	for _, f := range gfwd {
+		netdev += fmt.Sprintf(",guestfwd=tcp:%s:%d-cmd:%s", f.Addr, f.Port, strings.ReplaceAll(f.Command, ",", ",,"))
 	}
 	// romfile=: no iPXE option ROM (the kernel is booted directly)
 	return []string{"-netdev", netdev, "-device", "virtio-net-pci,netdev=net0,romfile="}
@@ -252,7 +256,7 @@ func qemuArgs(c Config, b Boot) ([]string, nvmeLayout) {
 	if c.Userland {
 		args = append(args, virtfs("/", "hostroot", true)...)
 	}
-	args = append(args, netArgs(c.HostFwd)...)
+	args = append(args, netArgs(c.HostFwd, c.GuestFwd)...)
 	nvme, lay := nvmeArgs(c.Namespaces, b.Images)
 	args = append(args, nvme...)
 	args = append(args, diskArgs(c.Disks)...)

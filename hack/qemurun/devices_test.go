@@ -52,7 +52,8 @@ func TestNVMeArgsNumberControllersInOptionOrder(t *testing.T) {
 
 func TestQEMUArgsForEveryOption(t *testing.T) {
 	c, err := parseArgs([]string{"--share", "/s", "--userland", "--smp", "2", "--mem", "4096", "--accel", "kvm", "--append", "x=1",
-		"--hostfwd", "16443:6443", "--hostfwd", "2222:22", "--nvme", "size=512M", "--disk", "d.img,snapshot", "--", "true"})
+		"--hostfwd", "16443:6443", "--hostfwd", "2222:22", "--guestfwd", "10.0.2.100:16443=/b/zonednode pipe 127.0.0.1:16443,x",
+		"--nvme", "size=512M", "--disk", "d.img,snapshot", "--", "true"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +67,8 @@ func TestQEMUArgsForEveryOption(t *testing.T) {
 		"-L /q/share/qemu " +
 		"-virtfs local,path=/s,mount_tag=host0,security_model=none,multidevs=remap " +
 		"-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap " +
-		"-netdev user,id=net0,restrict=on,hostfwd=tcp:127.0.0.1:16443-:6443,hostfwd=tcp:127.0.0.1:2222-:22 " +
+		"-netdev user,id=net0,restrict=on,hostfwd=tcp:127.0.0.1:16443-:6443,hostfwd=tcp:127.0.0.1:2222-:22," +
+		"guestfwd=tcp:10.0.2.100:16443-cmd:/b/zonednode pipe 127.0.0.1:16443,,x " +
 		"-device virtio-net-pci,netdev=net0,romfile= " +
 		"-device nvme,id=nvme0,ocp=on,serial=conv0 -drive file=/t/nvme0.img,id=nvmeimg0,format=raw,if=none " +
 		"-device nvme-ns,drive=nvmeimg0,bus=nvme0,nsid=1,logical_block_size=4096,physical_block_size=4096 " +

@@ -48,7 +48,7 @@ func guestScript(c Config, lay nvmeLayout, workdir string, verbose bool) string 
 		userland = 1
 	}
 	line("share=%s n_nvme=%d n_disks=%d workdir=%s userland=%d network=%d", shellQuote(c.Share), lay.Controllers,
-		len(c.Disks), shellQuote(workdir), userland, len(c.HostFwd))
+		len(c.Disks), shellQuote(workdir), userland, len(c.HostFwd)+len(c.GuestFwd))
 	line("nvme_names=%s nvme_serials=%s", shellQuote(strings.Join(lay.Names, " ")), shellQuote(strings.Join(lay.Serials, " ")))
 	b.WriteString(guestSetup)
 	for _, e := range c.Env {

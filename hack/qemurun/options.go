@@ -59,6 +59,10 @@ Options:
                      give the guest a network interface (QEMU user networking, restricted: no way out) at
                      10.0.2.15/24, gateway 10.0.2.2, and forward 127.0.0.1:HOSTPORT on the host to GUESTPORT in
                      the guest (repeatable; TCP)
+  --guestfwd 10.0.2.N:PORT=COMMAND
+                     give the guest that network interface, and start COMMAND on the host (sh -c) for each
+                     connection the guest opens to 10.0.2.N:PORT, its stdin and stdout the connection
+                     (repeatable; TCP): the one way out of the restricted network
   --userland         run CMD in the host's own userland: the host's root is shared read-only over 9p and CMD
                      runs in it, with the guest's /proc, /sys, /dev, /run and /tmp, a writable tmpfs at /mnt
                      and /var/tmp, and the --share directory writable. What the host has installed (MariaDB,
@@ -114,6 +118,7 @@ type Config struct {
 	Kernel     string
 	Append     string
 	HostFwd    []PortForward
+	GuestFwd   []GuestForward
 	Userland   bool
 	Command    []string
 }
@@ -127,13 +132,24 @@ type Disk struct {
 // PortForward is a --hostfwd.
 type PortForward struct{ Host, Guest int }
 
+// GuestForward is a --guestfwd: the guest's connections to Addr:Port each start Command on the host, whose
+// stdin and stdout are the connection.
+type GuestForward struct {
+	Addr    string
+	Port    int
+	Command string
+}
+
 var errHelp = errors.New("help")
 
 func defaults() Config {
 	return Config{MemMiB: 1024, SMP: 1, Accel: "tcg", TimeoutS: 300}
 }
 
-var hostfwdPattern = regexp.MustCompile(`^([0-9]+):([0-9]+)$`)
+var (
+	hostfwdPattern  = regexp.MustCompile(`^([0-9]+):([0-9]+)$`)
+	guestfwdPattern = regexp.MustCompile(`^(10\.0\.2\.[0-9]+):([0-9]+)=(.+)$`)
+)
 
 // parseArgs reads run.sh's command line. Errors say which option and what it takes.
 func parseArgs(args []string) (Config, error) {
@@ -240,6 +256,13 @@ func parseArgs(args []string) (Config, error) {
 			host, _ := strconv.Atoi(m[1])
 			guest, _ := strconv.Atoi(m[2])
 			c.HostFwd = append(c.HostFwd, PortForward{host, guest})
+		case "--guestfwd":
+			m := guestfwdPattern.FindStringSubmatch(v)
+			if m == nil {
+				return c, fmt.Errorf("--guestfwd needs 10.0.2.N:PORT=COMMAND (e.g. 10.0.2.100:6443=nc 127.0.0.1 6443), not %q", v)
+			}
+			port, _ := strconv.Atoi(m[2])
+			c.GuestFwd = append(c.GuestFwd, GuestForward{m[1], port, m[3]})
 		default:
 			return c, fmt.Errorf("unknown option '%s' (CMD goes after --; see --help)", opt)
 		}

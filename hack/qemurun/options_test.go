@@ -38,6 +38,7 @@ func TestParseArgsSaysWhatAnOptionTakes(t *testing.T) {
 		"--accel takes tcg or kvm":                              {"--accel", "hvf", "--", "true"},
 		"--kernel takes current or 6.1":                         {"--kernel", "7.3", "--", "true"},
 		"--hostfwd needs HOSTPORT:GUESTPORT":                    {"--hostfwd", "6443", "--", "true"},
+		"--guestfwd needs 10.0.2.N:PORT=COMMAND":                {"--guestfwd", "192.168.1.1:443=nc", "--", "true"},
 		"--env needs NAME=VALUE":                                {"--env", "A", "--", "true"},
 		"--disk 'a,b': a file name without commas":              {"--disk", "a,b", "--", "true"},
 		"--zns needs a spec (or default)":                       {"--zns", "", "--", "true"},

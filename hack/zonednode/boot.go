@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -144,6 +145,11 @@ func (n *node) up() error {
 	}
 	spec := bootSpec{Accel: n.accel(), GuestDir: p.guestDir, Share: n.share, Monitor: n.path("monitor.sock"),
 		MemMiB: n.cfg.MemMiB, Port: port, Disk: n.read("disk"), Assets: p.assets, Parts: p.parts}
+	if n.cfg.HostControlPlane {
+		if err := n.hostControlPlane(&spec, string(token)); err != nil {
+			return err
+		}
+	}
 	if err := n.boot(spec); err != nil {
 		return err
 	}
@@ -181,6 +187,19 @@ func (n *node) boot(b bootSpec) error {
 	}
 	defer log.Close()
 	c := n.Cmd([]string{"ZNS_QEMU_VERBOSE=1"}, "hack/qemu/run.sh", bootArgs(b)...)
+	if b.HostControlPlane {
+		// serve leads the group: the control plane and QEMU stop with it
+		spec := serveSpec{ControlPlane: n.cp, Kubeconfig: n.kubeconfig, Token: n.cp.token, Boot: c.Args, Env: c.Env}
+		spec.Boot[0] = c.Path
+		js, err := json.Marshal(spec)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(n.cp.path("serve.json"), js, 0o600); err != nil {
+			return err
+		}
+		c = n.Cmd(nil, b.Self, "serve", n.cp.path("serve.json"))
+	}
 	c.Stdin, c.Stdout, c.Stderr = nil, log, log
 	c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := c.Start(); err != nil {

@@ -26,6 +26,9 @@ type Config struct {
 	// Owner, OwnerWhat: the run that uses the node (a PID, and what it is).
 	Owner     string `env:"ZNS_NODE_OWNER"`
 	OwnerWhat string `env:"ZNS_NODE_OWNER_WHAT"`
+	// HostControlPlane: etcd, the API server, the controller-manager and the scheduler run on the host
+	// (ZNS_NODE_CONTROL_PLANE=host, the default) or in the guest (guest).
+	HostControlPlane bool `env:"ZNS_NODE_CONTROL_PLANE"`
 	// Kernel: ZNS_QEMU_KERNEL, read by hack/qemu/build-guest.sh (current or 6.1); checked here.
 	Kernel string `env:"ZNS_QEMU_KERNEL"`
 	// ProgressEvery: the interval of the "still booting" lines.
@@ -35,9 +38,13 @@ type Config struct {
 const usage = `hack/qemu/zoned-node.sh: a Kubernetes node whose kernel has zoned block devices, for machines whose own
 kernel has none (a kind node shares the host's kernel). The QEMU guest (hack/qemu/run.sh --userland: a Debian
 kernel with null_blk zoned and NVMe ZNS, by default versions.mk's current one, or bookworm's 6.1 with
-ZNS_QEMU_KERNEL=6.1; the host's root read-only over 9p) runs a whole single-node cluster from what the project
-already builds: etcd and the control plane, kubelet and kube-proxy (hack/kubernetes.sh), containerd, runc, the
-CNI plugins, CoreDNS and pause (the offline kind node image's parts). No registry: the images are imported once
+ZNS_QEMU_KERNEL=6.1; the host's root read-only over 9p) runs a single-node cluster from what the project
+already builds: kubelet and kube-proxy (hack/kubernetes.sh), containerd, runc, the CNI plugins, CoreDNS and
+pause (the offline kind node image's parts). Its etcd, API server, controller-manager and scheduler run on the
+host, natively (under emulation they took a third of the guest's CPU): the guest reaches the API server through
+QEMU's user network at 10.0.2.100 (a guest forward, each connection a 'zonednode pipe' on the host), and the API
+server reaches the kubelet (logs, exec, port-forward) through its egress selector, a proxy in 'zonednode serve'
+that leads to the kubelet's host forward and nowhere else. No registry: the images are imported once
 per set of images onto a disk image that later boots mount copy-on-write. docs/zoned-node.md has the why and the
 figures.
 
@@ -57,8 +64,10 @@ extended log: needs QEMU >= 9, versions.mk's QEMU_VERSION). Device nodes are roo
 tracefs is mounted at /sys/kernel/tracing (the drive sidecar's block trace).
 
 There is one node per machine: while its owner is alive, up and down from another owner refuse, saying whose it
-is; without ZNS_NODE_OWNER, down stops it whoever uses it. QEMU runs in a process group of its own, whose leader's
-PID is in $ZNS_CACHE_DIR/zoned-node/pid: down stops that group. Progress goes to stderr at least every 30 s; the
+is; without ZNS_NODE_OWNER, down stops it whoever uses it. QEMU and the control plane run in a process group of
+their own, whose leader ('zonednode serve', or hack/qemu/run.sh with the control plane in the guest) has its PID
+in $ZNS_CACHE_DIR/zoned-node/pid: down stops that group. The control plane's logs are in
+$ZNS_CACHE_DIR/zoned-node/control-plane/. Progress goes to stderr at least every 30 s; the
 guest's output is in $ZNS_CACHE_DIR/zoned-node/guest.log, QEMU's monitor on the unix socket
 $ZNS_CACHE_DIR/zoned-node/monitor.sock ('info jit': TCG's code cache and its flushes).
 
@@ -70,6 +79,8 @@ Environment:
                                ($ZNS_CACHE_DIR/zoned-node-images/, sparse, one at a time)
   ZNS_NODE_IMAGE_DISK_ON_HOST=0  the guest imports the images into a new disk instead of the host
                                (hack/qemu/image-disk.sh, when root)
+  ZNS_NODE_CONTROL_PLANE       host (default: etcd, the API server, the controller-manager and the scheduler
+                               natively on the host) or guest (all of them in the guest, under emulation)
   ZNS_NODE_OWNER               the run that uses the node: its PID (make test and make demo set it)
   ZNS_NODE_OWNER_WHAT          what that run is, for the refusal's message ("make test in DIR")
   ZNS_QEMU_KERNEL              current (default) or 6.1: the guest kernel (hack/qemu/build-guest.sh)
@@ -87,6 +98,13 @@ func parseConfig(getenv func(string) string) (Config, error) {
 		Owner:           getenv("ZNS_NODE_OWNER"),
 		OwnerWhat:       getenv("ZNS_NODE_OWNER_WHAT"),
 		Kernel:          getenv("ZNS_QEMU_KERNEL"),
+	}
+	switch cp := getenv("ZNS_NODE_CONTROL_PLANE"); cp {
+	case "", "host":
+		c.HostControlPlane = true
+	case "guest":
+	default:
+		return c, fmt.Errorf("ZNS_NODE_CONTROL_PLANE=%s: give host or guest", cp)
 	}
 	var err error
 	if c.CacheRoot, err = stagerun.CacheRoot(getenv); err != nil {

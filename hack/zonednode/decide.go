@@ -76,17 +76,29 @@ var devices = []string{
 // bootSpec is one boot of the guest.
 type bootSpec struct {
 	Accel, GuestDir, Share, Monitor string
-	MemMiB, Port                    int
+	MemMiB, Port                    int    // Port: the API server's on the host's loopback
 	Disk                            string // an image disk (FILE or FILE,snapshot), or ""
 	Assets, Parts                   string // where the guest finds the Kubernetes binaries and the node's parts
+	// HostControlPlane: the API server runs on the host at Port, which the guest reaches at apiGuestIP through
+	// Self's pipe; KubeletFwd is the host's port of the kubelet's forward.
+	HostControlPlane bool
+	KubeletFwd       int
+	Self             string
 }
 
-// bootArgs is hack/qemu/run.sh's command line for a boot: the host's userland, two CPUs, the API server forwarded
-// to the host's loopback, the devices, and node.sh as the command. QEMU's own timeout is a day: down stops it.
+// bootArgs is hack/qemu/run.sh's command line for a boot: the host's userland, two CPUs, the forwards between
+// the API server and the guest, the devices, and node.sh as the command. QEMU's own timeout is a day: down stops
+// it.
 func bootArgs(b bootSpec) []string {
 	args := []string{"--userland", "--accel", b.Accel, "--guest-dir", b.GuestDir, "--share", b.Share,
-		"--smp", "2", "--mem", strconv.Itoa(b.MemMiB), "--timeout", strconv.Itoa(24 * 3600),
-		"--hostfwd", fmt.Sprintf("%d:6443", b.Port), "--monitor", b.Monitor}
+		"--smp", "2", "--mem", strconv.Itoa(b.MemMiB), "--timeout", strconv.Itoa(24 * 3600)}
+	if b.HostControlPlane {
+		args = append(args, "--hostfwd", fmt.Sprintf("%d:%d", b.KubeletFwd, kubeletPort),
+			"--guestfwd", fmt.Sprintf("%s:%d=%s pipe 127.0.0.1:%d", apiGuestIP, b.Port, shellQuote(b.Self), b.Port))
+	} else {
+		args = append(args, "--hostfwd", fmt.Sprintf("%d:6443", b.Port))
+	}
+	args = append(args, "--monitor", b.Monitor)
 	args = append(args, devices...)
 	if b.Disk != "" {
 		args = append(args, "--disk", b.Disk)

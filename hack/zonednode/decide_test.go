@@ -19,14 +19,14 @@ func TestEveryKnobIsDescribed(t *testing.T) {
 
 func TestConfigRefusesWhatWouldFailLater(t *testing.T) {
 	for knob, value := range map[string]string{"ZNS_NODE_ACCEL": "hvf", "ZNS_NODE_MEM": "lots", "ZNS_NODE_BOOT_TIMEOUT": "-1",
-		"ZNS_QEMU_KERNEL": "5.4", "ZNS_NODE_OWNER": "make"} {
+		"ZNS_QEMU_KERNEL": "5.4", "ZNS_NODE_OWNER": "make", "ZNS_NODE_CONTROL_PLANE": "both"} {
 		env := map[string]string{"ZNS_CACHE_DIR": "/c", knob: value}
 		if _, err := parseConfig(func(k string) string { return env[k] }); err == nil || !strings.Contains(err.Error(), knob+"="+value) {
 			t.Errorf("%s=%s: %v, want a refusal that names it", knob, value, err)
 		}
 	}
 	c, err := parseConfig(func(k string) string { return map[string]string{"ZNS_CACHE_DIR": "/c"}[k] })
-	if err != nil || c.Accel != "auto" || c.MemMiB != 8192 || c.BootTimeout.Seconds() != 2700 || !c.ImageDisk || !c.ImageDiskOnHost {
+	if err != nil || c.Accel != "auto" || c.MemMiB != 8192 || c.BootTimeout.Seconds() != 2700 || !c.ImageDisk || !c.ImageDiskOnHost || !c.HostControlPlane {
 		t.Errorf("defaults: %+v, %v", c, err)
 	}
 }
@@ -98,6 +98,15 @@ func TestBootArgs(t *testing.T) {
 	b.Disk = "/i/k.img,snapshot"
 	if args := bootArgs(b); slices.Index(args, "--disk") < 0 || args[slices.Index(args, "--disk")+1] != "/i/k.img,snapshot" || slices.Index(args, "--disk") > slices.Index(args, "--") {
 		t.Errorf("with an image disk: %v", args)
+	}
+	// the control plane on the host: the kubelet forwarded to the host, the API server forwarded into the guest
+	b.HostControlPlane, b.KubeletFwd, b.Self = true, 30004, "/c/bin/zoned node"
+	args = bootArgs(b)
+	if i := slices.Index(args, "--hostfwd"); i < 0 || args[i+1] != "30004:10250" || slices.Contains(args[i+2:], "--hostfwd") {
+		t.Errorf("host forwards %v, want the kubelet's alone", args)
+	}
+	if i := slices.Index(args, "--guestfwd"); i < 0 || args[i+1] != "10.0.2.100:16443='/c/bin/zoned node' pipe 127.0.0.1:16443" {
+		t.Errorf("guest forward %v", args)
 	}
 }
 

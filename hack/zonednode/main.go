@@ -31,6 +31,16 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		fmt.Fprint(stdout, usage)
 		return 0
 	case "up", "down", "env", "status", "kubectl":
+	case "serve", "pipe":
+		// the node's own processes (up starts serve, QEMU's guest forward pipe), not commands for a person
+		if len(args) != 2 {
+			fmt.Fprintf(stderr, "zoned-node: %s takes one argument\n", cmd)
+			return 2
+		}
+		if cmd == "serve" {
+			return serveMain(args[1], stdout)
+		}
+		return pipeMain(args[1])
 	default:
 		fmt.Fprint(stderr, usage)
 		return 2

@@ -29,6 +29,8 @@ type node struct {
 	sleep                               func(time.Duration)
 	guest                               *exec.Cmd     // the boot this process started, if any
 	guestDone                           chan struct{} // closed once that boot's process ended and was reaped
+	cp                                  controlPlane  // the host's control plane of this boot
+	self                                func() (string, error)
 }
 
 func newNode(cfg Config, root string, environ []string, stdout, stderr io.Writer) *node {
@@ -37,7 +39,7 @@ func newNode(cfg Config, root string, environ []string, stdout, stderr io.Writer
 	state := filepath.Join(cfg.CacheRoot, "zoned-node")
 	return &node{Runner: r, cfg: cfg, state: state, share: filepath.Join(state, "share"),
 		kubeconfig: filepath.Join(state, "kubeconfig"), imagesDir: filepath.Join(cfg.CacheRoot, "zoned-node-images"),
-		result: stdout, sleep: time.Sleep}
+		result: stdout, sleep: time.Sleep, self: selfPath}
 }
 
 func (n *node) path(name string) string { return filepath.Join(n.state, name) }
@@ -111,6 +113,10 @@ func (n *node) down() error {
 			// the guest's own account of where its CPU went (hack/qemu/guest-node/node.sh), every 5 minutes
 			if cpu := lastLineWith(string(log), "zoned-node: cpu since boot"); cpu != "" {
 				n.Logf("%s", strings.TrimPrefix(cpu, "zoned-node: "))
+			}
+			// and serve's of the control plane on the host
+			if cpu := lastLineWith(string(log), "zoned-node host: control plane cpu"); cpu != "" {
+				n.Logf("%s", strings.TrimPrefix(cpu, "zoned-node host: "))
 			}
 		}
 		n.Logf("stopping the node (QEMU process group %d)", pid)

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -48,6 +51,10 @@ func fakeNode(t *testing.T, env map[string]string) (*node, *stageruntest.Repo, *
 		knobs[k] = v
 	}
 	knobs["ZNS_NODE_ACCEL"] = "tcg"
+	if _, ok := knobs["ZNS_NODE_CONTROL_PLANE"]; !ok {
+		// the fake run.sh plays a guest with its own control plane; TestHostControlPlaneBoot plays the host's
+		knobs["ZNS_NODE_CONTROL_PLANE"] = "guest"
+	}
 	cfg := stageruntest.Config(t, parseConfig, knobs)
 	if err := os.MkdirAll(filepath.Join(cfg.CacheRoot, "zoned-node"), 0o755); err != nil {
 		t.Fatal(err)
@@ -55,6 +62,8 @@ func fakeNode(t *testing.T, env map[string]string) (*node, *stageruntest.Repo, *
 	out, errs := stageruntest.Outputs()
 	n := newNode(cfg, repo.Root, knobs.List(), out, errs)
 	n.sleep = func(time.Duration) { time.Sleep(20 * time.Millisecond) }
+	// never this test binary: run as serve, it would run the tests again
+	n.self = func() (string, error) { return "", errors.New("no zonednode binary in this test") }
 	n.ProgressEvery = 50 * time.Millisecond
 	t.Cleanup(func() {
 		if p := n.pid(); p > 0 {
@@ -213,5 +222,76 @@ func TestRunRefusesBadCommandsAndKnobs(t *testing.T) {
 	env := map[string]string{"ZNS_CACHE_DIR": t.TempDir(), "ZNS_NODE_MEM": "0"}
 	if rc := run([]string{"status"}, func(k string) string { return env[k] }, out, errs); rc != 2 || !strings.Contains(errs.String(), "ZNS_NODE_MEM=0") {
 		t.Errorf("bad knob: %d\n%s", rc, errs)
+	}
+}
+
+// TestUpWithTheControlPlaneOnTheHost: up hands the boot to serve (this package built for real), which leads the
+// process group with run.sh and the control plane's daemons; the guest finds the marker, its kubeconfig at
+// 10.0.2.100 and the CA in the share; down stops the whole group.
+func TestUpWithTheControlPlaneOnTheHost(t *testing.T) {
+	goBin, err := exec.LookPath("go") // before the fake repository's PATH
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, repo, _, errs := fakeNode(t, map[string]string{"ZNS_NODE_CONTROL_PLANE": "host"})
+	bin := filepath.Join(t.TempDir(), "zonednode")
+	if out, err := exec.Command(goBin, "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	n.self = func() (string, error) { return bin, nil }
+	assets := filepath.Join(repo.Cache, "kubernetes", "bin")
+	if err := os.MkdirAll(assets, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"etcd", "kube-apiserver"} {
+		script := "#!/bin/sh\necho \"" + d + " $$ $*\" >>\"$CALLS\"\nexec sleep 300\n"
+		if err := os.WriteFile(filepath.Join(assets, d), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := n.up(); err != nil {
+		t.Fatalf("up: %v\n%s", err, errs)
+	}
+	pid := n.pid()
+	if args, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); !strings.HasPrefix(string(args), bin+"\x00serve\x00") {
+		t.Errorf("the group's leader runs %q, want serve", args)
+	}
+	if pgid, err := syscall.Getpgid(pid); err != nil || pgid != pid {
+		t.Errorf("serve (pid %d) in process group %d (%v), want a group of its own", pid, pgid, err)
+	}
+	kc, _ := os.ReadFile(filepath.Join(n.share, "kc.yaml"))
+	marker, _ := os.ReadFile(filepath.Join(n.share, "control-plane"))
+	if !strings.Contains(string(kc), "https://10.0.2.100:") || string(marker) != "host\n" {
+		t.Errorf("the share's kc.yaml %q, control-plane %q", kc, marker)
+	}
+	if _, err := os.Stat(filepath.Join(n.share, "ca.crt")); err != nil {
+		t.Error(err)
+	}
+	var daemons []int
+	stageruntest.WaitFor(t, "etcd and the API server started", func() bool {
+		daemons = nil
+		for _, l := range repo.CallLines(t, "") {
+			var name string
+			var p int
+			if _, err := fmt.Sscan(l, &name, &p); err == nil && (name == "etcd" || name == "kube-apiserver") {
+				daemons = append(daemons, p)
+			}
+		}
+		return len(daemons) == 2
+	})
+	calls := strings.Join(repo.CallLines(t, ""), "\n")
+	for _, want := range []string{"--guestfwd 10.0.2.100:", bin + " pipe 127.0.0.1:", "--advertise-address 10.0.2.100"} {
+		if !strings.Contains(calls, want) {
+			t.Errorf("no %q in the calls:\n%s", want, calls)
+		}
+	}
+	if err := n.down(); err != nil {
+		t.Fatal(err)
+	}
+	stageruntest.WaitFor(t, "the node's process group gone", func() bool { return syscall.Kill(-pid, 0) != nil })
+	for _, p := range daemons {
+		if syscall.Kill(p, 0) == nil {
+			t.Errorf("daemon %d outlived down", p)
+		}
 	}
 }

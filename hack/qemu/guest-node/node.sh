@@ -44,17 +44,32 @@ for b in /sys/block/nullb* /sys/block/nvme*; do
   [[ -e $b ]] && say "device ${b##*/}: zoned=$(cat "$b/queue/zoned") zones=$(cat "$b/queue/nr_zones") size=$(($(cat "$b/size") / 2048))MiB"
 done
 
-token=$(cat "$S/token") || fail "no token in $S"
-printf '%s,zns-admin,zns-admin,system:masters\n' "$token" >$D/tokens.csv
-openssl genrsa -out $D/sa.key 2048 2>/dev/null || fail "openssl genrsa"
-# The API server's client certificate for the kubelet (logs, exec, port-forward), from a CA of this node's life.
-# shellcheck disable=SC2015 # fail when any of the three steps fails
-openssl req -x509 -newkey rsa:2048 -nodes -keyout $D/ca.key -out $D/ca.crt -days 7 -subj /CN=zns-guest-ca 2>/dev/null &&
-  openssl req -newkey rsa:2048 -nodes -keyout $D/kubelet-client.key -out $D/kubelet-client.csr \
-    -subj "/O=system:masters/CN=kube-apiserver-kubelet-client" 2>/dev/null &&
-  openssl x509 -req -in $D/kubelet-client.csr -CA $D/ca.crt -CAkey $D/ca.key -CAcreateserial \
-    -out $D/kubelet-client.crt -days 7 2>/dev/null || fail "cannot make the kubelet client certificate"
-cat >$D/kc.yaml <<KC
+# Under TCG every idle loop of the control plane costs ten to twenty times its native CPU, and the node has two
+# vCPUs: a starved guest (load average 41, docs/performance.md) gave the control plane 1.9 cores and the pods 0.2.
+# So by default the host runs etcd, the API server, the controller-manager and the scheduler (hack/zonednode's
+# serve: the marker control-plane in the share says so; the host made the token file, the keys, and the kubeconfig
+# that reaches the API server at 10.0.2.100, a guest forward). With ZNS_NODE_CONTROL_PLANE=guest they run here.
+# Either way this node runs what the flows use and no more: the controllers they need, no API priority and
+# fairness (one client set, nothing to be fair between), no eviction manager's stats sweep every 10 s (no
+# thresholds are set), cAdvisor's housekeeping every 30 s instead of 10, the node's status every 20 s (posted
+# every 5 min unless it changes, as by default), container logs checked for rotation every minute, kube-proxy's
+# full resync every 2 minutes, and a Go heap allowed to grow further before each collection (8 GiB here; a
+# collection walks the whole heap under emulation). docs/zoned-node.md has the figures.
+export GOGC=400
+K="$A/kubectl --kubeconfig $D/kc.yaml"
+guest_control_plane() {
+  local token
+  token=$(cat "$S/token") || fail "no token in $S"
+  printf '%s,zns-admin,zns-admin,system:masters\n' "$token" >$D/tokens.csv
+  openssl genrsa -out $D/sa.key 2048 2>/dev/null || fail "openssl genrsa"
+  # The API server's client certificate for the kubelet (logs, exec, port-forward), from a CA of this node's life.
+  # shellcheck disable=SC2015 # fail when any of the three steps fails
+  openssl req -x509 -newkey rsa:2048 -nodes -keyout $D/ca.key -out $D/ca.crt -days 7 -subj /CN=zns-guest-ca 2>/dev/null &&
+    openssl req -newkey rsa:2048 -nodes -keyout $D/kubelet-client.key -out $D/kubelet-client.csr \
+      -subj "/O=system:masters/CN=kube-apiserver-kubelet-client" 2>/dev/null &&
+    openssl x509 -req -in $D/kubelet-client.csr -CA $D/ca.crt -CAkey $D/ca.key -CAcreateserial \
+      -out $D/kubelet-client.crt -days 7 2>/dev/null || fail "cannot make the kubelet client certificate"
+  cat >$D/kc.yaml <<KC
 apiVersion: v1
 kind: Config
 clusters: [{name: g, cluster: {server: "https://$IP:6443", insecure-skip-tls-verify: true}}]
@@ -62,37 +77,18 @@ users: [{name: a, user: {token: "$token"}}]
 contexts: [{name: g, context: {cluster: g, user: a}}]
 current-context: g
 KC
-chmod 0600 $D/kc.yaml $D/tokens.csv
-K="$A/kubectl --kubeconfig $D/kc.yaml"
-
-# Under TCG every idle loop of the control plane costs ten to twenty times its native CPU, and the node has two
-# vCPUs: a starved guest (load average 41, docs/performance.md) gave the control plane 1.9 cores and the pods 0.2.
-# So this node runs what the flows use and no more: the controllers they need, no API priority and fairness (one
-# client set, nothing to be fair between), no eviction manager's stats sweep every 10 s (no thresholds are set),
-# cAdvisor's housekeeping every 30 s instead of 10, the node's status every 20 s (posted every 5 min unless it
-# changes, as by default), container logs checked for rotation every minute, kube-proxy's full resync every 2
-# minutes, and a Go heap allowed to grow further before each collection (8 GiB here; a collection walks the whole
-# heap under emulation). docs/zoned-node.md has the figures.
-export GOGC=400
-"$A/etcd" --data-dir $D/etcd --listen-client-urls http://127.0.0.1:2379 --advertise-client-urls http://127.0.0.1:2379 \
-  --listen-peer-urls http://127.0.0.1:2380 --unsafe-no-fsync >$D/etcd.log 2>&1 &
-"$A/kube-apiserver" --etcd-servers http://127.0.0.1:2379 --cert-dir $D/certs --service-account-key-file $D/sa.key \
-  --service-account-signing-key-file $D/sa.key --service-account-issuer https://kubernetes.default.svc \
-  --authorization-mode Node,RBAC --token-auth-file $D/tokens.csv --service-cluster-ip-range 10.96.0.0/16 \
-  --kubelet-client-certificate $D/kubelet-client.crt --kubelet-client-key $D/kubelet-client.key \
-  --kubelet-preferred-address-types InternalIP \
-  --enable-priority-and-fairness=false \
-  --secure-port 6443 --bind-address 0.0.0.0 --advertise-address $IP >$D/apiserver.log 2>&1 &
-n=0
-until $K get --raw /readyz >/dev/null 2>&1; do
-  sleep 1; n=$((n + 1)); ((n % 30 == 0)) && say "waiting for the API server"; ((n < 600)) || fail "the API server is not ready after 600 s"
-done
-say "API server ready"
-# kcm_controllers: every controller but those no flow here uses (quotas, autoscaling, CronJobs, disruption
-# budgets, ReplicationControllers, certificate requests, volume expansion, ephemeral volumes) and those a single
-# node without a cloud does not need: the pod CIDR is fixed (nodeipam), and the taint eviction, which would evict
-# the pods when a starved kubelet renews its lease late. The node lifecycle stays: it takes off the not-ready
-# taint the API server puts on every new node (TaintNodesByCondition), without which nothing schedules.
+  chmod 0600 $D/kc.yaml $D/tokens.csv
+  "$A/etcd" --data-dir $D/etcd --listen-client-urls http://127.0.0.1:2379 --advertise-client-urls http://127.0.0.1:2379 \
+    --listen-peer-urls http://127.0.0.1:2380 --unsafe-no-fsync >$D/etcd.log 2>&1 &
+  "$A/kube-apiserver" --etcd-servers http://127.0.0.1:2379 --cert-dir $D/certs --service-account-key-file $D/sa.key \
+    --service-account-signing-key-file $D/sa.key --service-account-issuer https://kubernetes.default.svc \
+    --authorization-mode Node,RBAC --token-auth-file $D/tokens.csv --service-cluster-ip-range 10.96.0.0/16 \
+    --kubelet-client-certificate $D/kubelet-client.crt --kubelet-client-key $D/kubelet-client.key \
+    --kubelet-preferred-address-types InternalIP \
+    --enable-priority-and-fairness=false \
+    --secure-port 6443 --bind-address 0.0.0.0 --advertise-address $IP >$D/apiserver.log 2>&1 &
+}
+# kcm_controllers: as hack/zonednode's kcmControllers (controlplane.go says why each is off).
 kcm_controllers() {
   local off=(nodeipam taint-eviction-controller resourcequota horizontalpodautoscaling cronjob
     disruption replicationcontroller endpointslicemirroring csrsigning csrapproving csrcleaner ttl
@@ -100,9 +96,22 @@ kcm_controllers() {
   local IFS=,
   echo "*,${off[*]/#/-}"
 }
-"$A/kube-controller-manager" --kubeconfig $D/kc.yaml --service-account-private-key-file $D/sa.key --leader-elect=false \
-  --use-service-account-credentials=false --root-ca-file $D/certs/apiserver.crt --controllers "$(kcm_controllers)" >$D/kcm.log 2>&1 &
-"$A/kube-scheduler" --kubeconfig $D/kc.yaml --leader-elect=false >$D/scheduler.log 2>&1 &
+if [[ -f $S/control-plane ]]; then
+  { cp "$S/kc.yaml" $D/kc.yaml && cp "$S/ca.crt" $D/ca.crt && chmod 0600 $D/kc.yaml; } || fail "no kc.yaml or ca.crt in $S"
+  say "the control plane runs on the host: $(grep -o 'server: "[^"]*"' $D/kc.yaml)"
+else
+  guest_control_plane
+fi
+n=0
+until $K get --raw /readyz >/dev/null 2>&1; do
+  sleep 1; n=$((n + 1)); ((n % 30 == 0)) && say "waiting for the API server"; ((n < 600)) || fail "the API server is not ready after 600 s"
+done
+say "API server ready"
+if [[ ! -f $S/control-plane ]]; then
+  "$A/kube-controller-manager" --kubeconfig $D/kc.yaml --service-account-private-key-file $D/sa.key --leader-elect=false \
+    --use-service-account-credentials=false --root-ca-file $D/certs/apiserver.crt --controllers "$(kcm_controllers)" >$D/kcm.log 2>&1 &
+  "$A/kube-scheduler" --kubeconfig $D/kc.yaml --leader-elect=false >$D/scheduler.log 2>&1 &
+fi
 # Services: kube-proxy (iptables); names: CoreDNS on the node's address, which the kubelet gives the pods.
 cat >$D/kube-proxy.yaml <<KP
 apiVersion: kubeproxy.config.k8s.io/v1alpha1
@@ -142,8 +151,10 @@ state = "/run/containerd"
 [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
   BinaryName = "$RUNC"
 CT
+# ipMasq: a pod's way out of the node (the API server at 10.0.2.100, through the kubernetes Service) leaves with
+# the node's address, the only one QEMU's user network answers.
 cat >$D/cni/10-zns.conflist <<CN
-{"cniVersion": "1.0.0", "name": "zns", "plugins": [{"type": "ptp", "ipMasq": false,
+{"cniVersion": "1.0.0", "name": "zns", "plugins": [{"type": "ptp", "ipMasq": true,
  "ipam": {"type": "host-local", "ranges": [[{"subnet": "10.244.0.0/24"}]], "routes": [{"dst": "0.0.0.0/0"}]}}]}
 CN
 CTR="$CONTAINERD/ctr -n k8s.io"
