@@ -74,8 +74,7 @@ test)
   shift
   echo "go-test $* | ZNS_E2E=${ZNS_E2E-unset} ZNS_E2E_ZONED_NODE=${ZNS_E2E_ZONED_NODE-unset} ZNS_E2E_KUBECONFIG=${ZNS_E2E_KUBECONFIG-unset} ZNS_HELM=${ZNS_HELM-unset} KUBEBUILDER_ASSETS=${KUBEBUILDER_ASSETS-unset} ZLOOP_MODULE=${ZLOOP_MODULE-unset} ZNS_REQUIRE_E2E=${ZNS_REQUIRE_E2E-unset}" >>"$CALLS"
   n=$(wc -l <"$CALLS")
-  pkg=$(eval echo "\${$#}") # the last argument: a package, or ./test/e2e/
-  printf '{"Action":"run","Package":"%s","Test":"Test%s"}\n{"Action":"pass","Package":"%s","Test":"Test%s","Elapsed":0}\n{"Action":"pass","Package":"%s","Elapsed":0}\n' "$pkg" "$n" "$pkg" "$n" "$pkg"
+  printf '{"Action":"run","Package":"fake","Test":"Test%s"}\n{"Action":"pass","Package":"fake","Test":"Test%s","Elapsed":0}\n{"Action":"pass","Package":"fake","Elapsed":0}\n' "$n" "$n"
   exit "${FAKE_GO_TEST_EXIT:-0}" ;;
 esac`,
 }

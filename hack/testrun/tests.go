@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/zns-mysql/zns-mysql/hack/internal/stagerun"
 	"github.com/zns-mysql/zns-mysql/test/e2e"
@@ -48,28 +47,19 @@ func (r *runner) testStages() int {
 			status = rc
 		}
 	}
-	var guestTests *stagerun.Job
-	joinGuestTests := sync.OnceFunc(func() {
-		if guestTests != nil {
-			note(r.joinGuestTests(guestTests))
-		}
-	})
-	defer joinGuestTests()
 	if rc := r.stages.Run(6, "tests: pure Go, real MariaDB on loopback, envtest, chart, QEMU guest, images", func() error {
 		// the QEMU package boots guests that run MariaDB under emulation: more than go test's default 10 minutes
 		extra := []string{"KUBEBUILDER_ASSETS=" + r.assets, "ZNS_HELM=" + r.helm}
 		timeout := []string{"-timeout", r.cfg.TestTimeout}
+		var cmds []*exec.Cmd
 		guest, rest := splitPackage(r.packages, qemuGuestPackage)
 		if guest {
-			log := filepath.Join(r.logs, "qemu-guest-tests.json")
-			j, err := r.Start("qemu-guest-tests", r.goTest(extra, append(timeout, qemuGuestPackage)...), log, "")
-			if err != nil {
-				return err
-			}
-			guestTests = j
-			r.Logf("the QEMU guest suite runs beside this stage and the next (its go test -json: %s); its results follow stage 7's", log)
+			cmds = append(cmds, r.goTest(extra, append(timeout, qemuGuestPackage)...))
 		}
-		note(r.Run(r.goTest(extra, append(timeout, rest...)...)))
+		cmds = append(cmds, r.goTest(extra, append(timeout, rest...)...))
+		for _, rc := range r.runTogether(cmds...) {
+			note(rc)
+		}
 		return nil
 	}); rc != 0 {
 		return rc
@@ -77,8 +67,6 @@ func (r *runner) testStages() int {
 	if rc := r.stages.Run(7, "end to end on kind", func() error { return r.e2eOnKind(note) }); rc != 0 {
 		return rc
 	}
-	// the emulated node of stage 8 wants both CPUs
-	joinGuestTests()
 	if rc := r.stages.Run(8, "zoned end to end: a Kubernetes node with zoned devices under QEMU", func() error {
 		rc, err := r.zonedE2E()
 		note(rc)

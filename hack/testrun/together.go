@@ -1,17 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"io"
-	"os"
-
-	"github.com/zns-mysql/zns-mysql/hack/internal/stagerun"
+	"os/exec"
+	"sync"
 )
 
-// qemuGuestPackage is the QEMU guest suite's. make test runs it in a go test of its own, in the background from
-// stage 6's start to stage 7's end: it is stage 6's longest package (7.6 minutes in the cold run of
-// 2026-11-29, of a 9.7-minute stage), and its last minutes, one emulated guest at a time mostly waiting, used
-// a sixth to a half of the machine (a 10-s sample of the warm run after) while the stage waited for it. Its
-// results reach testsummary when it has ended, before stage 8, whose emulated node wants both CPUs.
+// qemuGuestPackage is the QEMU guest suite's. Stage 6 runs it in a go test of its own, beside the one of every
+// other package: it is the stage's longest (7.6 minutes in the cold run of 2026-11-29, of a 9.7-minute stage),
+// and under go test's -p it began only once its compile and a slot were free (2m16s in), then ran alone for
+// its last 3.6 minutes, while its guest, mostly waiting, used a third of the machine.
 const qemuGuestPackage = "github.com/zns-mysql/zns-mysql/operator/internal/qemuguest"
 
 // splitPackage takes pkg out of pkgs: whether it was there, and the others in their order.
@@ -28,20 +27,55 @@ func splitPackage(pkgs []string, pkg string) (bool, []string) {
 	return found, rest
 }
 
-// joinGuestTests waits for the QEMU guest suite's go test, saying meanwhile that it does, then passes its
-// go test -json output on to testsummary whole (nothing else writes then) and returns its status.
-func (r *runner) joinGuestTests(j *stagerun.Job) int {
-	rc := r.Heartbeat("the QEMU guest suite", "begun in stage 6, beside the other tests", "", j.Wait)
-	f, err := os.Open(j.Log)
-	if err != nil {
-		r.Logf("the QEMU guest suite's results are lost: %v", err)
-		return 1
-	}
-	defer f.Close()
+// runTogether runs the commands side by side into the outputs of the moment and returns their statuses, in
+// the commands' order. Each command's stdout and stderr reach the outputs a whole line at a time: go test
+// -json's events, which testsummary reads a line each, stay whole however the commands' writes interleave.
+func (r *runner) runTogether(cmds ...*exec.Cmd) []int {
+	var mu sync.Mutex
 	out, _ := r.Out.Get()
-	if _, err := io.Copy(out, f); err != nil {
-		r.Logf("the QEMU guest suite's results: %v", err)
-		return 1
+	rcs := make([]int, len(cmds))
+	var wg sync.WaitGroup
+	for i, c := range cmds {
+		w := &lineWriter{mu: &mu, out: out}
+		c.Stdout, c.Stderr = w, w
+		wg.Go(func() {
+			rcs[i] = r.Run(c)
+			w.flush()
+		})
 	}
-	return rc
+	wg.Wait()
+	return rcs
+}
+
+// lineWriter passes on to out only whole lines, each batch of them in one Write under mu, which the writers of
+// the commands that run together share.
+type lineWriter struct {
+	mu  *sync.Mutex
+	out io.Writer
+	buf []byte
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.buf = append(w.buf, p...)
+	end := bytes.LastIndexByte(w.buf, '\n') + 1
+	if end == 0 {
+		return len(p), nil
+	}
+	w.mu.Lock()
+	_, err := w.out.Write(w.buf[:end])
+	w.mu.Unlock()
+	w.buf = append(w.buf[:0], w.buf[end:]...)
+	return len(p), err
+}
+
+// flush passes on what is left of a last line without its newline, ended by one.
+func (w *lineWriter) flush() {
+	if len(w.buf) == 0 {
+		return
+	}
+	w.buf = append(w.buf, '\n')
+	w.mu.Lock()
+	w.out.Write(w.buf)
+	w.mu.Unlock()
+	w.buf = nil
 }
