@@ -49,17 +49,8 @@ func (r *runner) testStages() int {
 	}
 	if rc := r.stages.Run(6, "tests: pure Go, real MariaDB on loopback, envtest, chart, QEMU guest, images", func() error {
 		// the QEMU package boots guests that run MariaDB under emulation: more than go test's default 10 minutes
-		extra := []string{"KUBEBUILDER_ASSETS=" + r.assets, "ZNS_HELM=" + r.helm}
-		timeout := []string{"-timeout", r.cfg.TestTimeout}
-		var cmds []*exec.Cmd
-		guest, rest := splitPackage(r.packages, qemuGuestPackage)
-		if guest {
-			cmds = append(cmds, r.goTest(extra, append(timeout, qemuGuestPackage)...))
-		}
-		cmds = append(cmds, r.goTest(extra, append(timeout, rest...)...))
-		for _, rc := range r.runTogether(cmds...) {
-			note(rc)
-		}
+		note(r.Run(r.goTest([]string{"KUBEBUILDER_ASSETS=" + r.assets, "ZNS_HELM=" + r.helm},
+			append([]string{"-timeout", r.cfg.TestTimeout}, r.packages...)...)))
 		return nil
 	}); rc != 0 {
 		return rc
