@@ -80,8 +80,8 @@ Environment:
   ZNS_NODE_IMAGE_DISK_ON_HOST=0  the guest imports the images into a new disk instead of the host
                                (hack/qemu/image-disk.sh, when root)
   ZNS_NODE_CONTROL_PLANE       guest (default: etcd, the API server, the controller-manager and the scheduler
-                               in the guest, under emulation) or host (all of them natively on the host; in
-                               the one A/B so far not quicker: docs/zoned-node.md)
+                               in the guest, under emulation) or host (all of them natively on the host; not
+                               yet shown quicker: docs/zoned-node.md)
   ZNS_NODE_OWNER               the run that uses the node: its PID (make test and make demo set it)
   ZNS_NODE_OWNER_WHAT          what that run is, for the refusal's message ("make test in DIR")
   ZNS_QEMU_KERNEL              current (default) or 6.1: the guest kernel (hack/qemu/build-guest.sh)
