@@ -27,7 +27,7 @@ type Config struct {
 	Owner     string `env:"ZNS_NODE_OWNER"`
 	OwnerWhat string `env:"ZNS_NODE_OWNER_WHAT"`
 	// HostControlPlane: etcd, the API server, the controller-manager and the scheduler run on the host
-	// (ZNS_NODE_CONTROL_PLANE=host) or in the guest (guest, the default).
+	// (ZNS_NODE_CONTROL_PLANE=host, the default) or in the guest (guest).
 	HostControlPlane bool `env:"ZNS_NODE_CONTROL_PLANE"`
 	// Kernel: ZNS_QEMU_KERNEL, read by hack/qemu/build-guest.sh (current or 6.1); checked here.
 	Kernel string `env:"ZNS_QEMU_KERNEL"`
@@ -40,8 +40,8 @@ kernel has none (a kind node shares the host's kernel). The QEMU guest (hack/qem
 kernel with null_blk zoned and NVMe ZNS, by default versions.mk's current one, or bookworm's 6.1 with
 ZNS_QEMU_KERNEL=6.1; the host's root read-only over 9p) runs a single-node cluster from what the project
 already builds: etcd and the control plane, kubelet and kube-proxy (hack/kubernetes.sh), containerd, runc, the
-CNI plugins, CoreDNS and pause (the offline kind node image's parts). With ZNS_NODE_CONTROL_PLANE=host, etcd, the
-API server, the controller-manager and the scheduler run natively on the host instead: the guest reaches the API
+CNI plugins, CoreDNS and pause (the offline kind node image's parts). Unless ZNS_NODE_CONTROL_PLANE=guest, etcd,
+the API server, the controller-manager and the scheduler run natively on the host instead: the guest reaches the API
 server through QEMU's user network at 10.0.2.100 (a guest forward, each connection a 'zonednode pipe' on the
 host), and the API server reaches the kubelet (logs, exec, port-forward) through its egress selector, a proxy in
 'zonednode serve' that leads to the kubelet's host forward and nowhere else. No registry: the images are imported once
@@ -79,9 +79,8 @@ Environment:
                                ($ZNS_CACHE_DIR/zoned-node-images/, sparse, one at a time)
   ZNS_NODE_IMAGE_DISK_ON_HOST=0  the guest imports the images into a new disk instead of the host
                                (hack/qemu/image-disk.sh, when root)
-  ZNS_NODE_CONTROL_PLANE       guest (default: etcd, the API server, the controller-manager and the scheduler
-                               in the guest, under emulation) or host (all of them natively on the host; not
-                               yet shown quicker: docs/zoned-node.md)
+  ZNS_NODE_CONTROL_PLANE       host (default: etcd, the API server, the controller-manager and the scheduler
+                               natively on the host) or guest (all of them in the guest, under emulation)
   ZNS_NODE_OWNER               the run that uses the node: its PID (make test and make demo set it)
   ZNS_NODE_OWNER_WHAT          what that run is, for the refusal's message ("make test in DIR")
   ZNS_QEMU_KERNEL              current (default) or 6.1: the guest kernel (hack/qemu/build-guest.sh)
@@ -101,9 +100,9 @@ func parseConfig(getenv func(string) string) (Config, error) {
 		Kernel:          getenv("ZNS_QEMU_KERNEL"),
 	}
 	switch cp := getenv("ZNS_NODE_CONTROL_PLANE"); cp {
-	case "host":
+	case "", "host":
 		c.HostControlPlane = true
-	case "", "guest":
+	case "guest":
 	default:
 		return c, fmt.Errorf("ZNS_NODE_CONTROL_PLANE=%s: give host or guest", cp)
 	}

@@ -26,7 +26,7 @@ func TestConfigRefusesWhatWouldFailLater(t *testing.T) {
 		}
 	}
 	c, err := parseConfig(func(k string) string { return map[string]string{"ZNS_CACHE_DIR": "/c"}[k] })
-	if err != nil || c.Accel != "auto" || c.MemMiB != 8192 || c.BootTimeout.Seconds() != 2700 || !c.ImageDisk || !c.ImageDiskOnHost || c.HostControlPlane {
+	if err != nil || c.Accel != "auto" || c.MemMiB != 8192 || c.BootTimeout.Seconds() != 2700 || !c.ImageDisk || !c.ImageDiskOnHost || !c.HostControlPlane {
 		t.Errorf("defaults: %+v, %v", c, err)
 	}
 }

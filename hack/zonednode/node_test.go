@@ -51,6 +51,10 @@ func fakeNode(t *testing.T, env map[string]string) (*node, *stageruntest.Repo, *
 		knobs[k] = v
 	}
 	knobs["ZNS_NODE_ACCEL"] = "tcg"
+	if _, ok := knobs["ZNS_NODE_CONTROL_PLANE"]; !ok {
+		// the fake run.sh plays a guest with its own control plane; TestUpWithTheControlPlaneOnTheHost the host's
+		knobs["ZNS_NODE_CONTROL_PLANE"] = "guest"
+	}
 	cfg := stageruntest.Config(t, parseConfig, knobs)
 	if err := os.MkdirAll(filepath.Join(cfg.CacheRoot, "zoned-node"), 0o755); err != nil {
 		t.Fatal(err)
