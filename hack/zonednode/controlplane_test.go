@@ -9,7 +9,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -240,7 +239,7 @@ func TestServeStopsTheControlPlaneWithTheGuest(t *testing.T) {
 	log := &stageruntest.SyncBuffer{} // serve's goroutines and its boot write at once
 	s := &server{spec: serveSpec{ControlPlane: cp, Kubeconfig: "/kc", Env: os.Environ(),
 		Boot: []string{"/bin/sh", "-c", "echo 'zoned-node: start'; while [ ! -e " + cp.path("stop") + " ]; do sleep 0.05; done; exit 3"}},
-		log: log, running: map[string]*exec.Cmd{}, every: time.Hour}
+		log: log, running: map[string]started{}, every: time.Hour}
 	s.apiReady = func(context.Context) bool { _, err := os.Stat(cp.path("answering")); return err == nil }
 	done := make(chan int)
 	go func() { done <- s.run(context.Background()) }()

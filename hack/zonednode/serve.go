@@ -39,10 +39,16 @@ type server struct {
 	log  io.Writer
 	mu   sync.Mutex
 	// running are the daemons started, by name, for the CPU lines and the stop.
-	running map[string]*exec.Cmd
+	running map[string]started
 	// apiReady reports whether the API server answers /readyz and has written its certificate.
 	apiReady func(ctx context.Context) bool
 	every    time.Duration // between two CPU lines
+}
+
+// started is a daemon's process and what closes once it was reaped.
+type started struct {
+	cmd  *exec.Cmd
+	done chan struct{}
 }
 
 // logf writes serve's own lines: "zoned-node host: ...", which neither the guest's line pattern nor "ready" match.
@@ -61,7 +67,7 @@ func serveMain(specPath string, stdout io.Writer) int {
 		fmt.Fprintf(stdout, "zoned-node host: ERROR: %s: %v\n", specPath, err)
 		return 1
 	}
-	s := &server{spec: spec, log: stdout, running: map[string]*exec.Cmd{}, every: 5 * time.Minute}
+	s := &server{spec: spec, log: stdout, running: map[string]started{}, every: 5 * time.Minute}
 	s.apiReady = func(ctx context.Context) bool { return apiAnswers(ctx, spec.ControlPlane, spec.Token) }
 	return s.run(context.Background())
 }
@@ -135,11 +141,13 @@ func (s *server) start(d daemon) bool {
 		s.logf("ERROR: cannot start %s: %v", d.Name, err)
 		return false
 	}
+	done := make(chan struct{})
 	s.mu.Lock()
-	s.running[d.Name] = c
+	s.running[d.Name] = started{c, done}
 	s.mu.Unlock()
 	go func() {
 		err := c.Wait()
+		close(done)
 		log.Close()
 		s.mu.Lock()
 		stopping := s.running == nil
@@ -151,21 +159,29 @@ func (s *server) start(d daemon) bool {
 	return true
 }
 
-// stop ends the daemons: TERM, then KILL after 10 s.
+// stop ends the daemons: TERM, then KILL to those not reaped within 10 s.
 func (s *server) stop() {
 	s.mu.Lock()
-	cmds := s.running
+	daemons := s.running
 	s.running = nil
 	s.mu.Unlock()
-	for _, c := range cmds {
-		_ = c.Process.Signal(syscall.SIGTERM)
+	for _, d := range daemons {
+		_ = d.cmd.Process.Signal(syscall.SIGTERM)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for _, c := range cmds {
-		for c.ProcessState == nil && syscall.Kill(c.Process.Pid, 0) == nil && time.Now().Before(deadline) {
-			time.Sleep(100 * time.Millisecond)
+	deadline := time.NewTimer(10 * time.Second)
+	defer deadline.Stop()
+	late := false
+	for _, d := range daemons {
+		if !late {
+			select {
+			case <-d.done:
+				continue
+			case <-deadline.C:
+				late = true
+			}
 		}
-		_ = c.Process.Kill()
+		_ = d.cmd.Process.Kill()
+		<-d.done
 	}
 }
 
@@ -189,8 +205,8 @@ func (s *server) cpuLine() string {
 	defer s.mu.Unlock()
 	var b strings.Builder
 	for _, name := range []string{"kube-apiserver", "etcd", "kube-controller-manager", "kube-scheduler"} {
-		if c := s.running[name]; c != nil {
-			if secs, ok := cpuSeconds(c.Process.Pid); ok {
+		if d, ok := s.running[name]; ok {
+			if secs, ok := cpuSeconds(d.cmd.Process.Pid); ok {
 				fmt.Fprintf(&b, " %s %.0f", strings.TrimPrefix(name, "kube-"), secs)
 			}
 		}
