@@ -560,7 +560,9 @@ func runBenchmark(t *testing.T, ns, name string, spec v1alpha1.BenchmarkSpec) *v
 		t.Fatal(err)
 	}
 	waitCompleted(t, b)
-	logTiming(t, b, applied, rec.Stop())
+	if err := logTiming(t, b, applied, rec.Stop()); err != nil {
+		t.Error(err)
+	}
 	return b
 }
 

@@ -21,6 +21,7 @@ import (
 
 	"github.com/zns-mysql/zns-mysql/config/samples"
 	v1alpha1 "github.com/zns-mysql/zns-mysql/operator/api/v1alpha1"
+	"github.com/zns-mysql/zns-mysql/test/benchtiming"
 )
 
 // timeScale stretches the suite's waits on a slow cluster: hack/qemu/zoned-node.sh sets it for a node under
@@ -199,12 +200,23 @@ func TestZonedFilesystemFlow(t *testing.T) {
 	// four run pods, each with the drive sidecar, started up to 144 s after their Jobs were created (a cold
 	// .ci/run of 2026-11-27, the node also running five mysqld).
 	steady := *b.Spec.SteadyState
+	var targets []string
+	for _, tg := range b.Spec.Targets {
+		targets = append(targets, tg.Name)
+	}
+	rec := benchtiming.RecordAvailability(ctx, k8s, ns, targets, time.Second)
 	bStart := time.Now()
 	if err := k8s.Create(ctx, b); err != nil {
+		rec.Stop()
 		t.Fatal(err)
 	}
 	waitCompletedWithin(t, b, 12*time.Minute*timeScale)
 	t.Logf("ZONED-NODE Benchmark Completed %s after the apply", time.Since(bStart).Round(time.Second))
+	// where the emulated node's Benchmark spends its time, phase by phase (make test's longest stage); the
+	// conventional flow holds the timeline itself to account
+	if err := logTiming(t, b, bStart, rec.Stop()); err != nil {
+		t.Logf("ZONED-NODE no timeline: %v", err)
+	}
 	// The figures first and the checks after them: a failure is then among the test's last lines, where a CI
 	// log's tail and make test's recap show it, not between the targets' lines.
 	for _, ts := range b.Status.Targets {
