@@ -106,10 +106,11 @@ demo-zoned: ## The same on zoned devices, any machine: MyRocks and InnoDB on btr
 	hack/demo-zoned.sh
 
 .PHONY: bench
-bench: ## The runner's cost: its own CPU time per second of run and its instruction count (valgrind), then the TPS ratio bare vs runner with its 95% CI.
+bench: ## The runner's cost: its own CPU time per second of run and its instruction count (valgrind), then the TPS ratio bare vs runner with its 95% CI; the FTL model's speed, and settling a model against reading back the one a phase kept on the node.
 	go test ./operator/cmd/znsbench/ -run '^$$' -bench BenchmarkRunnerCPU -benchtime $(or $(BENCH_CPU_RUNS),2)x -timeout 30m -v
 	go test ./operator/cmd/znsbench/ -run '^$$' -bench BenchmarkRunnerOverhead -benchtime $(or $(BENCH_PAIRS),3)x -timeout 15m -v
 	go test ./operator/internal/ftl/ -run '^$$' -bench BenchmarkFTL -benchtime 1x -timeout 30m -v
+	go test ./operator/internal/ftl/ -run '^$$' -bench BenchmarkSettleOrReadBack -benchtime 1x -timeout 10m -v
 
 # Two go test processes: each test's memory figures (peak RSS above all) are then its own.
 .PHONY: bench-scale

@@ -23,9 +23,10 @@ type DriveSpec struct {
 	// over-provisioning factors (spare flash over exported capacity, in percent; datacenter drives ship with
 	// 7 to 28): a page-mapped FTL with greedy garbage collection, brought to steady state as the methodology
 	// preconditions a drive, is fed the block trace of the target's device during the phase (captured from the
-	// node's tracefs, mounted into the sidecar from /sys/kernel/tracing). The figures are labelled modelled and
-	// are never shown where a measurement would be. Zoned targets need no model: a ZNS drive does no garbage
-	// collection of its own. Empty: no model.
+	// node's tracefs, mounted into the sidecar from /sys/kernel/tracing). The steady state is settled once per
+	// node and sidecar build and kept in the node's /var/lib/zns-mysql/ftl-models, from which later phases start.
+	// The figures are labelled modelled and are never shown where a measurement would be. Zoned targets need no
+	// model: a ZNS drive does no garbage collection of its own. Empty: no model.
 	// +kubebuilder:validation:MaxItems=4
 	// +kubebuilder:validation:items:Minimum=1
 	// +kubebuilder:validation:items:Maximum=100

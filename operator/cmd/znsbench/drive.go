@@ -25,6 +25,7 @@ type driveFlags struct {
 	countersUnavailable              string
 	modelOPs                         []int
 	modelUnavailable, tracefs        string
+	modelCache                       string
 	sysBlock, devDir, terminationLog string
 }
 
@@ -77,6 +78,7 @@ func parseDriveFlags(args []string, stderr io.Writer) (driveFlags, int) {
 	})
 	fs.StringVar(&f.modelUnavailable, "model-unavailable", "", "why the drive is not modelled (reported as is)")
 	fs.StringVar(&f.tracefs, "tracefs", blocktrace.DefaultTracefs, "the node's tracefs")
+	fs.StringVar(&f.modelCache, "model-cache", "", "a directory on the node that keeps settled models for later phases (none: each phase settles its own)")
 	fs.StringVar(&f.sysBlock, "sys-block", "/sys/block", "sysfs block directory")
 	fs.StringVar(&f.devDir, "dev-dir", "/dev", "where the device node is")
 	fs.StringVar(&f.terminationLog, "termination-log", "/dev/termination-log", "where to write the report (skipped if not writable)")
@@ -157,6 +159,12 @@ func (d *driveRun) startModel(logf func(string, ...any)) {
 		return
 	}
 	d.models = newModelSet(bytes, d.f.modelOPs)
+	if d.f.modelCache != "" {
+		var why string
+		if d.models.cache, why = openModelCache(d.f.modelCache); d.models.cache == nil {
+			logf("models settle without the node's cache: %s", why)
+		}
+	}
 	tr, err := blocktrace.Start(blocktrace.Options{Device: d.f.device, Tracefs: d.f.tracefs, SysBlock: d.f.sysBlock}, d.models.feed)
 	if err != nil {
 		d.traceErr = err

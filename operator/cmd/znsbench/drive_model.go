@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"sync"
 
 	"github.com/zns-mysql/zns-mysql/operator/internal/blocktrace"
@@ -27,6 +28,7 @@ const (
 type modelSet struct {
 	deviceBytes int64
 	ops         []int
+	cache       *modelCache // nil: every phase settles its models
 
 	mu       sync.Mutex
 	ready    bool
@@ -112,18 +114,12 @@ func (s *modelSet) precondition(logf func(string, ...any)) {
 	var wg sync.WaitGroup
 	for i, op := range s.ops {
 		wg.Go(func() {
-			m, err := ftl.New(ftl.Config{LogicalBytes: logical, OverProvisioning: float64(op) / 100, PageBytes: pb, PagesPerBlock: ppb})
-			if err != nil {
-				errs[i] = fmt.Errorf("a model of %d bytes at OP %d%%: %w", logical, op, err)
-				return
-			}
-			p, err := m.Precondition(ftl.PreconditionConfig{Seed: modelSeed})
+			m, st, err := s.settle(ftl.Config{LogicalBytes: logical, OverProvisioning: float64(op) / 100, PageBytes: pb, PagesPerBlock: ppb}, op, logf)
 			if err != nil {
 				errs[i] = err
 				return
 			}
-			logf("model at OP %d%%: %d random rounds, steady state %v (%s)", op, len(p.RoundWA), p.Steady.Reached, p.Steady.Reason)
-			models[i], steady[i], rounds[i] = m, p.Steady.Reached, len(p.RoundWA)
+			models[i], steady[i], rounds[i] = m, st.Steady, st.Rounds
 		})
 	}
 	wg.Wait()
@@ -141,6 +137,37 @@ func (s *modelSet) precondition(logf func(string, ...any)) {
 		s.apply(e)
 	}
 	s.pending, s.ready = nil, true
+}
+
+// settle gives one model in steady state: the node's cache entry when an earlier phase left one, else a model
+// preconditioned here (and kept in the cache for the phases after).
+func (s *modelSet) settle(cfg ftl.Config, op int, logf func(string, ...any)) (*ftl.Model, settled, error) {
+	if s.cache != nil {
+		m, st, err := s.cache.load(cfg, op)
+		switch {
+		case err == nil:
+			logf("model at OP %d%%: settled before on this node, read from its cache (%d random rounds, steady state %v (%s))", op, st.Rounds, st.Steady, st.Reason)
+			return m, st, nil
+		case !errors.Is(err, fs.ErrNotExist):
+			logf("model at OP %d%%: the node's cache entry is not used, the model settles anew: %v", op, err)
+		}
+	}
+	m, err := ftl.New(cfg)
+	if err != nil {
+		return nil, settled{}, fmt.Errorf("a model of %d bytes at OP %d%%: %w", cfg.LogicalBytes, op, err)
+	}
+	p, err := m.Precondition(ftl.PreconditionConfig{Seed: modelSeed})
+	if err != nil {
+		return nil, settled{}, err
+	}
+	logf("model at OP %d%%: %d random rounds, steady state %v (%s)", op, len(p.RoundWA), p.Steady.Reached, p.Steady.Reason)
+	st := settled{Rounds: len(p.RoundWA), Steady: p.Steady.Reached, Reason: p.Steady.Reason}
+	if s.cache != nil {
+		if err := s.cache.store(cfg, op, m, st); err != nil {
+			logf("model at OP %d%%: not kept in the node's cache, later phases settle it again: %v", op, err)
+		}
+	}
+	return m, st, nil
 }
 
 func (s *modelSet) fail(err error) {

@@ -1,6 +1,8 @@
 package ftl
 
 import (
+	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"strconv"
@@ -111,4 +113,52 @@ func benchModel(b *testing.B, r float64, sequential bool) *Model {
 	b.Logf("r %.2f: %d MiB model, preconditioned in %.1f s, WA by round %.3f: %s",
 		r, modelBytes(m)>>20, time.Since(start).Seconds(), p.RoundWA, p.Steady.Reason)
 	return m
+}
+
+// BenchmarkSettleOrReadBack compares the two ways a phase's model reaches steady state: settling it (two
+// sequential passes, then whole-capacity random rounds until the rule holds, as the drive sidecar does) or
+// reading back the snapshot an earlier phase kept on the node. 2 GiB by default (the emulated node's volume),
+// FTL_BENCH_GIB otherwise. "cpu-s" is the process's CPU time per operation.
+//
+//	go test ./operator/internal/ftl -run '^$' -bench SettleOrReadBack -benchtime 1x
+func BenchmarkSettleOrReadBack(b *testing.B) {
+	logical := int64(2 << 30)
+	if os.Getenv("FTL_BENCH_GIB") != "" {
+		logical = benchBytes(b)
+	}
+	for _, r := range []float64{0.07, 0.28} {
+		c := Config{LogicalBytes: logical, OverProvisioning: r}
+		var snap bytes.Buffer
+		b.Run(fmt.Sprintf("settle/r=%.2f", r), func(b *testing.B) {
+			cpu0, cpuOK := processCPUSeconds()
+			for range b.N {
+				m, err := New(c)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := m.Precondition(PreconditionConfig{Seed: 1}); err != nil {
+					b.Fatal(err)
+				}
+				snap.Reset()
+				if err := m.WriteSnapshot(&snap); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if cpu1, _ := processCPUSeconds(); cpuOK {
+				b.ReportMetric((cpu1-cpu0)/float64(b.N), "cpu-s")
+			}
+		})
+		b.Run(fmt.Sprintf("read-back/r=%.2f", r), func(b *testing.B) {
+			cpu0, cpuOK := processCPUSeconds()
+			for range b.N {
+				if _, err := ReadSnapshot(bytes.NewReader(snap.Bytes()), c); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if cpu1, _ := processCPUSeconds(); cpuOK {
+				b.ReportMetric((cpu1-cpu0)/float64(b.N), "cpu-s")
+			}
+			b.ReportMetric(float64(snap.Len())/(1<<20), "MiB")
+		})
+	}
 }

@@ -22,9 +22,16 @@ const (
 	TracefsHostPath = "/sys/kernel/tracing"
 	// TracefsPath is where the sidecar sees it: beside, not inside, the container's read-only /sys.
 	TracefsPath = "/host/tracefs"
-	volumeDrive = "drive"
-	volumeTrace = "tracefs"
-	volumeDev   = "device"
+	// ModelCacheHostPath is the node's directory of settled FTL models: a model's preconditioning depends only on
+	// the drive's geometry, the over-provisioning and the sidecar's build, so a Benchmark's first phase settles
+	// it and the later phases (and later Benchmarks on the node) read it back instead of settling it again.
+	ModelCacheHostPath = "/var/lib/zns-mysql/ftl-models"
+	// ModelCachePath is where the sidecar sees it.
+	ModelCachePath   = "/host/ftl-models"
+	volumeDrive      = "drive"
+	volumeTrace      = "tracefs"
+	volumeModelCache = "ftl-models"
+	volumeDev        = "device"
 	// driveGracePeriod bounds the sidecar's work after the runner ended: the last counters, the rest of the trace
 	// through the model. A model of a large drive still settling (its own preconditioning) needs minutes.
 	driveGracePeriod = 600
@@ -112,7 +119,7 @@ func DriveArgs(b *v1alpha1.Benchmark, in BenchJobInput) []string {
 		for i, op := range b.Spec.Drive.ModelOverProvisioningPercent {
 			ops[i] = strconv.Itoa(int(op))
 		}
-		args = append(args, "--model-op", strings.Join(ops, ","), "--tracefs", TracefsPath)
+		args = append(args, "--model-op", strings.Join(ops, ","), "--tracefs", TracefsPath, "--model-cache", ModelCachePath)
 	case p.ModelUnavailable != "":
 		args = append(args, "--model-unavailable", p.ModelUnavailable)
 	}
@@ -164,6 +171,10 @@ func addDriveSidecar(spec *corev1ac.PodSpecApplyConfiguration, main *corev1ac.Co
 		spec.WithVolumes(corev1ac.Volume().WithName(volumeTrace).WithHostPath(
 			corev1ac.HostPathVolumeSource().WithPath(TracefsHostPath).WithType(dir)))
 		sidecar.WithVolumeMounts(corev1ac.VolumeMount().WithName(volumeTrace).WithMountPath(TracefsPath))
+		orCreate := corev1.HostPathDirectoryOrCreate
+		spec.WithVolumes(corev1ac.Volume().WithName(volumeModelCache).WithHostPath(
+			corev1ac.HostPathVolumeSource().WithPath(ModelCacheHostPath).WithType(orCreate)))
+		sidecar.WithVolumeMounts(corev1ac.VolumeMount().WithName(volumeModelCache).WithMountPath(ModelCachePath))
 	}
 	spec.WithInitContainers(sidecar).WithTerminationGracePeriodSeconds(driveGracePeriod)
 	main.WithVolumeMounts(corev1ac.VolumeMount().WithName(volumeDrive).WithMountPath(DriveDir))

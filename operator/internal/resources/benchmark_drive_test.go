@@ -54,9 +54,9 @@ func TestDriveSidecar(t *testing.T) {
 		{"off", nil, BenchJobInput{Phase: BenchPhaseRun, Iteration: 1, DB: zoned}, false, false, false, nil, nil},
 		{"verify writes nothing", both, BenchJobInput{Phase: BenchPhaseVerify, DB: zoned}, false, false, false, nil, nil},
 		{"zoned: counters, no model", both, BenchJobInput{Phase: BenchPhaseRun, Iteration: 1, DB: zoned}, true, true, false,
-			[]string{"--counters", "--model-unavailable"}, []string{"--model-op"}},
+			[]string{"--counters", "--model-unavailable"}, []string{"--model-op", "--model-cache"}},
 		{"local volume: model, no counters", both, BenchJobInput{Phase: BenchPhasePrepare, DB: conv, Volume: deviceid.ID{Node: "n1", Device: "nvme1n1"}}, true, false, true,
-			[]string{"--model-op", "--counters-unavailable"}, []string{"--counters"}},
+			[]string{"--model-op", "--model-cache", "--counters-unavailable"}, []string{"--counters"}},
 		{"provisioned volume: nothing to read", both, BenchJobInput{Phase: BenchPhaseRun, Iteration: 1, DB: conv}, false, false, false, nil, nil},
 		{"zoned, model only: nothing to read", &v1alpha1.DriveSpec{ModelOverProvisioningPercent: []int32{7}}, BenchJobInput{Phase: BenchPhaseRun, Iteration: 1, DB: zoned}, false, false, false, nil, nil},
 	} {
@@ -106,6 +106,11 @@ func TestDriveSidecar(t *testing.T) {
 			}
 			if v := volumeNamed(spec, volumeTrace); (v != nil) != tc.trace || tc.trace && *v.HostPath.Path != TracefsHostPath {
 				t.Errorf("tracefs volume %+v, want %v", v, tc.trace)
+			}
+			// the settled models' cache goes with the model: the node's directory, and the flag that names it
+			if v := volumeNamed(spec, volumeModelCache); (v != nil) != tc.trace || tc.trace && (*v.HostPath.Path != ModelCacheHostPath ||
+				!slices.Contains(sc.Command, ModelCachePath) || *v.HostPath.Type != corev1.HostPathDirectoryOrCreate) {
+				t.Errorf("model cache volume %+v, sidecar args %q, want it %v", v, sc.Command, tc.trace)
 			}
 			args := strings.Join(sc.Command, " ")
 			for _, a := range tc.wantArgs {
