@@ -81,17 +81,7 @@ func New(c Config) (*Model, error) {
 		return nil, err
 	}
 	nb := int(g.physicalBlocks)
-	m := &Model{
-		g:         g,
-		l2p:       make([]uint32, g.logicalPages),
-		p2l:       make([]uint32, nb*g.ppb),
-		validBits: make([]uint64, nb*g.ppb/64),
-		valid:     make([]uint16, nb),
-		head:      make([]int32, g.ppb+1),
-		next:      make([]int32, nb),
-		prev:      make([]int32, nb),
-		free:      make([]int32, 0, nb),
-	}
+	m := allocate(g, 0)
 	for i := range m.l2p {
 		m.l2p[i] = unmapped
 	}
@@ -104,6 +94,22 @@ func New(c Config) (*Model, error) {
 	}
 	m.frontier = m.popFree()
 	return m, nil
+}
+
+// allocate makes a model's structures for geometry g, zeroed, with free holding nFree blocks.
+func allocate(g geometry, nFree int) *Model {
+	nb := int(g.physicalBlocks)
+	return &Model{
+		g:         g,
+		l2p:       make([]uint32, g.logicalPages),
+		p2l:       make([]uint32, nb*g.ppb),
+		validBits: make([]uint64, nb*g.ppb/64),
+		valid:     make([]uint16, nb),
+		head:      make([]int32, g.ppb+1),
+		next:      make([]int32, nb),
+		prev:      make([]int32, nb),
+		free:      make([]int32, nFree, nb),
+	}
 }
 
 // LogicalPages is the exported capacity in pages.

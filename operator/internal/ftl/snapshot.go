@@ -78,21 +78,8 @@ func ReadSnapshot(r io.Reader, c Config) (*Model, error) {
 		head.Fill < 0 || head.Fill > int64(g.ppb) || head.MinBucket < 0 || head.MinBucket > int64(g.ppb) {
 		return nil, errors.New("ftl: the model snapshot's header is out of range")
 	}
-	m := &Model{
-		g:         g,
-		c:         head.C,
-		minBucket: int(head.MinBucket),
-		frontier:  head.Frontier,
-		fill:      int(head.Fill),
-		free:      make([]int32, head.Free, nb),
-		l2p:       make([]uint32, g.logicalPages),
-		p2l:       make([]uint32, nb*g.ppb),
-		validBits: make([]uint64, nb*g.ppb/64),
-		valid:     make([]uint16, nb),
-		head:      make([]int32, g.ppb+1),
-		next:      make([]int32, nb),
-		prev:      make([]int32, nb),
-	}
+	m := allocate(g, int(head.Free))
+	m.c, m.minBucket, m.frontier, m.fill = head.C, int(head.MinBucket), head.Frontier, int(head.Fill)
 	for _, s := range []any{m.free, m.l2p, m.p2l, m.validBits, m.valid, m.head, m.next, m.prev} {
 		if err := binary.Read(hr, binary.LittleEndian, s); err != nil {
 			return nil, fmt.Errorf("ftl: the model snapshot is cut short: %w", err)
