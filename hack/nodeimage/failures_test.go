@@ -26,9 +26,7 @@ func TestFailedPartSaysWhichAndStopsTheBackgroundBuilds(t *testing.T) {
 	go func() { rc <- b.main() }()
 	var pids []int
 	for _, f := range []string{"kube.pid", "debootstrap.pid"} {
-		stageruntest.WaitFor(t, f, func() bool { return isFile(filepath.Join(repo.Root, f)) })
-		pid, _ := strconv.Atoi(strings.TrimSpace(read(t, filepath.Join(repo.Root, f))))
-		pids = append(pids, pid)
+		pids = append(pids, waitPid(t, filepath.Join(repo.Root, f)))
 	}
 	if code := <-rc; code != 1 || out.String() != "" {
 		t.Fatalf("status %d, stdout %q", code, out)
@@ -236,9 +234,7 @@ func TestSignalStopsTheBuild(t *testing.T) {
 	}
 	var pids []int
 	for _, f := range []string{"kube.pid", "debootstrap.pid"} {
-		stageruntest.WaitFor(t, f, func() bool { return isFile(filepath.Join(repo.Root, f)) })
-		pid, _ := strconv.Atoi(strings.TrimSpace(read(t, filepath.Join(repo.Root, f))))
-		pids = append(pids, pid)
+		pids = append(pids, waitPid(t, filepath.Join(repo.Root, f)))
 	}
 	if err := c.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -298,11 +294,10 @@ func TestSaveKeepsNoOneWaiting(t *testing.T) {
 	stageruntest.Contains(t, "stderr", errs.String(), "build-node-image: cached in docker: "+image+" (recipe "+first.recipe+")\n",
 		"build-node-image: saving "+image+" into ")
 	saveFile := filepath.Join(repo.Root, "docker/save.pid")
-	stageruntest.WaitFor(t, "the save", func() bool { return isFile(saveFile) })
+	pid := waitPid(t, saveFile) // never 0: kill(0) would signal this test's own process group
 	if lockFree(t, repo) {
 		t.Error("the save does not hold the cache's lock")
 	}
-	pid, _ := strconv.Atoi(strings.TrimSpace(read(t, saveFile)))
 	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -330,4 +325,20 @@ func TestFailedRootfsSaysWhy(t *testing.T) {
 	if left := append(glob(repo, ".work.*"), glob(repo, "parts/.build-*")...); len(left) > 0 {
 		t.Errorf("scratch directories left: %q", left)
 	}
+}
+
+// waitPid is the pid a fake background build writes into path: the file exists before the shell has written
+// it (`echo $$ >file`), so the wait is for a number, not for the file.
+func waitPid(t *testing.T, path string) int {
+	t.Helper()
+	var pid int
+	stageruntest.WaitFor(t, "a pid in "+filepath.Base(path), func() bool {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return false
+		}
+		pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil && pid > 0
+	})
+	return pid
 }

@@ -224,7 +224,7 @@ func (b *builder) prepare() error {
 	// the last added runs first: the background builds stop before what they use goes
 	b.Cleanups.Add("scratch directory", func() { b.RunCleanup(b.asRoot("rm", "-rf", b.work)) })
 	b.Cleanups.Add("parts' scratch directories", func() {
-		if dirs := b.scratch.list(); len(dirs) > 0 {
+		if dirs := b.scratch.closeAndList(); len(dirs) > 0 {
 			b.RunCleanup(b.asRoot("rm", append([]string{"-rf"}, dirs...)...))
 		}
 	})

@@ -133,7 +133,7 @@ func (b *builder) part(n int, name string, build func(out string) error) error {
 	b.Logf("%s: building", label)
 	scratch, err := b.scratch.make(b.partsDir, ".build-"+name+".")
 	if err != nil {
-		return fmt.Errorf("cannot create a scratch directory in %s", b.partsDir)
+		return fmt.Errorf("cannot create a scratch directory in %s: %v", b.partsDir, err)
 	}
 	var berr error
 	b.Heartbeat(label, "", "", func() int { berr = build(scratch); return 0 })
@@ -166,15 +166,20 @@ func (b *builder) part(n int, name string, build func(out string) error) error {
 	return nil
 }
 
-// scratchDirs are the parts' scratch directories that exist: an interrupt removes them.
+// scratchDirs are the parts' scratch directories that exist: an interrupt removes them, and none is made
+// once it has listed them (the build goes on beside the signal's handler until its next command holds it).
 type scratchDirs struct {
-	mu   sync.Mutex
-	dirs map[string]bool
+	mu     sync.Mutex
+	dirs   map[string]bool
+	closed bool
 }
 
 func (s *scratchDirs) make(dir, pattern string) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.closed {
+		return "", errors.New("the build is being stopped")
+	}
 	d, err := os.MkdirTemp(dir, pattern)
 	if err == nil {
 		if s.dirs == nil {
@@ -192,9 +197,11 @@ func (s *scratchDirs) done(d string) {
 	delete(s.dirs, d)
 }
 
-func (s *scratchDirs) list() []string {
+// closeAndList is what the cleanup removes: every directory made, and none after.
+func (s *scratchDirs) closeAndList() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.closed = true
 	var out []string
 	for d := range s.dirs {
 		out = append(out, d)

@@ -54,12 +54,13 @@ func (r *Runner) Finish() {
 }
 
 // Interrupt is the run's answer to SIGINT or SIGTERM: nothing more starts, the foreground commands get the
-// signal, the background jobs are killed, the cleanups run (on the terminal: where the outputs went for a
-// while may be gone), and the exit status is bash's for a run the signal ended.
+// signal and end (killed after KillGrace), the background jobs are killed, the cleanups run (on the terminal:
+// where the outputs went for a while may be gone), and the exit status is bash's for a run the signal ended.
 func (r *Runner) Interrupt(sig syscall.Signal) int {
 	r.Procs.Stop(sig)
 	r.Out.Set(r.Stdout, r.Stderr)
 	r.Logf("%v: %s", sig, r.InterruptNote)
+	r.Procs.awaitExit(r.KillGrace)
 	r.Finish()
 	return 128 + int(sig)
 }

@@ -113,6 +113,22 @@ func (p *Procs) Stop(sig os.Signal) {
 	}
 }
 
+// awaitExit waits until the foreground commands have ended, for at most grace, then kills those left and waits
+// a little more: the cleanups after an interrupt must not remove what a command is still writing into.
+func (p *Procs) awaitExit(grace time.Duration) {
+	poll := func(d time.Duration) {
+		for deadline := time.Now().Add(d); p.Running() > 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		}
+	}
+	poll(grace)
+	p.mu.Lock()
+	for _, proc := range p.running {
+		_ = proc.Kill()
+	}
+	p.mu.Unlock()
+	poll(time.Second)
+}
+
 // Cmd is a command as the runner starts it: in the repository, with the run's environment (and extra over it),
 // the terminal's stdin, and the outputs of the moment. A relative name with a slash is the repository's.
 func (r *Runner) Cmd(extra []string, name string, args ...string) *exec.Cmd {
