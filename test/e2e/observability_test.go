@@ -19,6 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/portforward"
 	"k8s.io/client-go/transport/spdy"
 	"k8s.io/utils/ptr"
@@ -189,21 +190,42 @@ func forward(t *testing.T, ns, pod string, remote int) int {
 	done := make(chan struct{})
 	stopped := make(chan struct{})
 	t.Cleanup(func() { close(done); <-stopped })
+	// The forward is made again when it ends, and when the pod was replaced (a Benchmark's profile switch
+	// restarts the database): a forward to the pod that was can stay open with every new stream timing out
+	// (a cold CI run, the kind nodes loaded).
+	podUID := func() types.UID {
+		p := &corev1.Pod{}
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: pod}, p); err != nil {
+			return ""
+		}
+		return p.UID
+	}
 	go func() {
 		defer close(stopped)
 		for {
 			stop := make(chan struct{})
+			uid := podUID()
 			dialer := spdy.NewDialer(upgrader, &http.Client{Transport: transport}, http.MethodPost, u)
 			fw, err := portforward.NewOnAddresses(dialer, []string{"127.0.0.1"}, []string{fmt.Sprintf("%d:%d", local, remote)}, stop, nil, io.Discard, io.Discard)
 			if err == nil {
 				ended := make(chan struct{})
 				go func() { _ = fw.ForwardPorts(); close(ended) }()
-				select {
-				case <-done:
-					close(stop)
-					<-ended
-					return
-				case <-ended:
+			watch:
+				for {
+					select {
+					case <-done:
+						close(stop)
+						<-ended
+						return
+					case <-ended:
+						break watch
+					case <-time.After(2 * time.Second):
+						if now := podUID(); now != "" && now != uid {
+							close(stop)
+							<-ended
+							break watch
+						}
+					}
 				}
 			}
 			select {
