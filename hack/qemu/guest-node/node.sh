@@ -270,7 +270,9 @@ spec:
       nodeSelectorTerms: [{matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [$NODE]}]}]
 EOF
 say "ready"
-components=(kube-apiserver kubelet containerd etcd kube-controller-manager kube-scheduler kube-proxy coredns)
+# the node's own daemons, and the control plane's when it runs here (on the host, zonednode serve watches it)
+components=(kubelet containerd kube-proxy coredns)
+[[ -f $S/control-plane ]] || components=(kube-apiserver etcd kube-controller-manager kube-scheduler "${components[@]}")
 # cpu_seconds: where the guest's CPU went since boot, in CPU-seconds: each component (with its reaped children),
 # the pods (their cgroup), the rest (shims, runc, probes' execs, the kernel) and idle. Read on the host from the
 # guest's log (zoned-node.sh down prints the last line): the control plane's share is what decides whether the
