@@ -23,10 +23,11 @@ import (
 // directory named after this build (its Go build ID), so a new image never reads what an older one settled;
 // the other builds' directories are removed when an entry is written.
 type modelCache struct {
-	dir   string // this build's directory
 	root  string
-	build string
+	build string // this build's directory under root
 }
+
+func (c *modelCache) dir() string { return filepath.Join(c.root, c.build) }
 
 // settled is what the report says of a model's own preconditioning, kept beside its snapshot.
 type settled struct {
@@ -50,7 +51,7 @@ func openModelCache(root string) (*modelCache, string) {
 	}
 	sum := sha256.Sum256(id)
 	build := hex.EncodeToString(sum[:8])
-	return &modelCache{dir: filepath.Join(root, build), root: root, build: build}, ""
+	return &modelCache{root: root, build: build}, ""
 }
 
 // goBuildID is the Go build ID note of an ELF executable: it changes with any change to the code built.
@@ -73,7 +74,7 @@ func goBuildID(exe string) ([]byte, error) {
 
 // path is a model's entry: the geometry, the over-provisioning and the seed, as the file's name.
 func (c *modelCache) path(cfg ftl.Config, op int) string {
-	return filepath.Join(c.dir, fmt.Sprintf("ftl-%d-%d-%d-op%d-seed%x.model", cfg.LogicalBytes, cfg.PageBytes, cfg.PagesPerBlock, op, modelSeed))
+	return filepath.Join(c.dir(), fmt.Sprintf("ftl-%d-%d-%d-op%d-seed%x.model", cfg.LogicalBytes, cfg.PageBytes, cfg.PagesPerBlock, op, modelSeed))
 }
 
 // load reads a model settled before; a missing entry is no error, a damaged one is (the caller settles anew).
@@ -101,10 +102,10 @@ func (c *modelCache) load(cfg ftl.Config, op int) (*ftl.Model, settled, error) {
 
 // store writes a settled model's entry whole or not at all (a rename), and removes other builds' entries.
 func (c *modelCache) store(cfg ftl.Config, op int, m *ftl.Model, s settled) error {
-	if err := os.MkdirAll(c.dir, 0o755); err != nil {
+	if err := os.MkdirAll(c.dir(), 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(c.dir, ".writing-*")
+	tmp, err := os.CreateTemp(c.dir(), ".writing-*")
 	if err != nil {
 		return err
 	}
